@@ -1,0 +1,78 @@
+// Command oficina is the one binary of Oficina. Subcommands:
+//
+//	dev       everything in one process on an embedded NATS (make run)
+//	serve     the public and admin API against DATABASE_URL and NATS_URL
+//	migrate   apply database migrations as the owner
+//	admin     dashboard actions from the shell, through the admin API
+//	openapi   print the generated OpenAPI document
+//
+// Run `oficina <subcommand> -h` for its flags; every flag also reads an
+// environment variable named in its help.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "oficina:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"dev", "everything in one process on an embedded NATS (what `make run` runs)", runDev},
+		{"serve", "public and admin API against DATABASE_URL and NATS_URL", runServe},
+		{"migrate", "apply database migrations as the owner of DATABASE_URL", runMigrate},
+		{"admin", "dashboard actions through the admin API (oficina admin help)", runAdmin},
+		{"openapi", "print the generated OpenAPI document", runOpenAPI},
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown subcommand %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: oficina <subcommand> [flags]\n\nsubcommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}

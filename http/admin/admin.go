@@ -1,0 +1,118 @@
+// Package admin is the operators' API: everything the spec says happens "in
+// the dashboard" (companies, plans, members, keys, service order types, …),
+// on its own listener and behind an operator token, so every rule can be
+// driven and tested. docs/admin-api.md describes it; `oficina admin` calls it.
+package admin
+
+import (
+	"context"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/http/wire"
+	"oficina/schema/apierr"
+	"oficina/tenant"
+)
+
+// Prefix of every admin route.
+const Prefix = "/admin/v1"
+
+// Deps are what the admin handlers need.
+type Deps struct {
+	DB    *bun.DB
+	Token string // operator token; required
+	Bus   *tenant.Bus
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// Server is the admin API handler.
+type Server struct {
+	deps Deps
+	mux  *http.ServeMux
+}
+
+// New builds the admin API.
+func New(d Deps) *Server {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	s := &Server{deps: d, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// Handle registers an extra admin route (later modules add theirs).
+func (s *Server) Handle(pattern string, h http.HandlerFunc) { s.mux.HandleFunc(pattern, h) }
+
+// ServeHTTP checks the operator token and dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = r.WithContext(wire.WithRequest(r.Context(), "", apierr.Negotiate(r.Header.Get("Accept-Language"))))
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if s.deps.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.deps.Token)) != 1 {
+		wire.WriteError(w, r, apierr.New(apierr.APIKeyInvalid))
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		wire.WriteError(w, r, apierr.New(apierr.RouteNotFound))
+		return
+	}
+	if err := wire.CheckBody(w, r); err != nil {
+		wire.WriteError(w, r, err)
+		return
+	}
+	defer func() {
+		if rec := recover(); rec != nil {
+			s.deps.Log.Error("admin panic", "panic", rec)
+			wire.WriteError(w, r, apierr.New(apierr.InternalError))
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// op is one admin operation inside a company's transaction.
+type op func(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (status int, body any, err error)
+
+// company runs fn in the company transaction of the path's {company},
+// answers, and — when changesAccess — invalidates cached principals in every
+// process before answering, so the change applies to the very next request.
+func (s *Server) company(changesAccess bool, fn op) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		companyID := r.PathValue("company")
+		var status int
+		var body any
+		err := tenant.Tx(r.Context(), s.deps.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
+			// Row-level security hides other companies: a missing row here
+			// means no such company, answered 404 before any write.
+			if _, err := tenant.GetCompany(ctx, tx, companyID); err != nil {
+				return err
+			}
+			var err error
+			status, body, err = fn(ctx, tx, r, companyID, s.deps.Now())
+			return err
+		})
+		if err == nil && changesAccess && s.deps.Bus != nil {
+			err = s.deps.Bus.Changed(r.Context(), companyID)
+		}
+		if err != nil {
+			wire.WriteError(w, r, err)
+			return
+		}
+		wire.WriteJSON(w, status, body)
+	}
+}
+
+// decode reads a JSON body into v.
+func decode[T any](r *http.Request) (T, error) {
+	var v T
+	err := wire.Decode(r, &v)
+	return v, err
+}

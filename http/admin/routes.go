@@ -1,0 +1,155 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/http/wire"
+	"oficina/schema/orders"
+	"oficina/schema/page"
+	"oficina/tenant"
+)
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("POST "+Prefix+"/companies", s.createCompany)
+	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}", s.company(false, getCompany))
+	s.mux.HandleFunc("PATCH "+Prefix+"/companies/{company}", s.company(true, updateCompany))
+
+	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/members", s.company(false, listMembers))
+	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/members", s.company(false, createMember))
+	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/members/{id}", s.company(false, getMember))
+	s.mux.HandleFunc("PATCH "+Prefix+"/companies/{company}/members/{id}", s.company(true, updateMember))
+
+	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/api_keys", s.company(false, listKeys))
+	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/api_keys", s.company(true, createKey))
+	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/api_keys/{id}/rotate", s.company(true, rotateKey))
+	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/api_keys/{id}/revoke", s.company(true, revokeKey))
+
+	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/service_order_types", s.company(false, listTypes))
+	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/service_order_types", s.company(false, createType))
+	s.mux.HandleFunc("PATCH "+Prefix+"/companies/{company}/service_order_types/{id}", s.company(false, updateType))
+}
+
+func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {
+	in, err := decode[tenant.CompanyInput](r)
+	if err == nil {
+		var c *tenant.Company
+		c, err = tenant.CreateCompany(r.Context(), s.deps.DB, in, s.deps.Now())
+		if err == nil {
+			wire.WriteJSON(w, http.StatusCreated, c)
+			return
+		}
+	}
+	wire.WriteError(w, r, err)
+}
+
+func getCompany(ctx context.Context, tx bun.Tx, r *http.Request, id string, _ time.Time) (int, any, error) {
+	c, err := tenant.GetCompany(ctx, tx, id)
+	return http.StatusOK, c, err
+}
+
+func updateCompany(ctx context.Context, tx bun.Tx, r *http.Request, id string, now time.Time) (int, any, error) {
+	in, err := decode[tenant.CompanyInput](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	c, err := tenant.UpdateCompany(ctx, tx, id, in, now)
+	return http.StatusOK, c, err
+}
+
+func listMembers(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	ms, err := tenant.ListMembers(ctx, tx)
+	return http.StatusOK, page.List[tenant.Member]{Object: "list", Data: ms}, err
+}
+
+func createMember(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+	in, err := decode[tenant.MemberInput](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	m, err := tenant.CreateMember(ctx, tx, companyID, in, now)
+	return http.StatusCreated, m, err
+}
+
+func getMember(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	m, err := tenant.GetMember(ctx, tx, r.PathValue("id"))
+	return http.StatusOK, m, err
+}
+
+func updateMember(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	in, err := decode[tenant.MemberInput](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	m, err := tenant.UpdateMember(ctx, tx, r.PathValue("id"), in, now)
+	return http.StatusOK, m, err
+}
+
+func listKeys(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	ks, err := tenant.ListKeys(ctx, tx)
+	return http.StatusOK, page.List[tenant.APIKey]{Object: "list", Data: ks}, err
+}
+
+func createKey(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+	in, err := decode[tenant.KeyInput](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	k, err := tenant.CreateKey(ctx, tx, companyID, in, now)
+	return http.StatusCreated, k, err
+}
+
+type rotateBody struct {
+	GracePeriodSeconds int64 `json:"grace_period_seconds"`
+}
+
+func rotateKey(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	in, err := decode[rotateBody](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	rot, err := tenant.RotateKey(ctx, tx, r.PathValue("id"), time.Duration(in.GracePeriodSeconds)*time.Second, now)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, rot, nil
+}
+
+type revokeBody struct {
+	Reason string `json:"reason"`
+}
+
+func revokeKey(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	in, err := decode[revokeBody](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	k, err := tenant.RevokeKey(ctx, tx, r.PathValue("id"), in.Reason, now)
+	return http.StatusOK, k, err
+}
+
+func listTypes(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	l, err := orders.ListTypes(ctx, tx, page.Params{Limit: page.MaxLimit})
+	return http.StatusOK, l, err
+}
+
+func createType(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+	in, err := decode[orders.TypeInput](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	t, err := orders.CreateType(ctx, tx, companyID, in, now)
+	return http.StatusCreated, t, err
+}
+
+func updateType(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	in, err := decode[orders.TypeInput](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	t, err := orders.UpdateType(ctx, tx, r.PathValue("id"), in, now)
+	return http.StatusOK, t, err
+}

@@ -1,0 +1,267 @@
+// Package public serves the integrators' API under /public/v1: route
+// matching, the request pipeline of DESIGN.md (request id → route → auth
+// throttle → key → rate limit → permission layers → body rules →
+// idempotency) and thin handlers that call schema/… inside the company
+// transaction. The OpenAPI document is generated from these routes.
+package public
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-fuego/fuego"
+	"github.com/uptrace/bun"
+
+	"oficina/http/wire"
+	"oficina/schema/apierr"
+	"oficina/tenant"
+)
+
+// Prefix of every public route.
+const Prefix = "/public/v1"
+
+// Deps are what the handlers need.
+type Deps struct {
+	DB     *bun.DB
+	Auth   *tenant.Authenticator
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Guard runs after authentication and before the permission layers:
+	// the company rate limit (issue 3). Nil means none.
+	Guard Guard
+	// Observe is told each finished request (metrics). Nil means none.
+	Observe func(route, method string, status int, d time.Duration)
+	// TrustProxy makes the client IP the first X-Forwarded-For entry; off
+	// by default, since only a trusted proxy may set it.
+	TrustProxy bool
+}
+
+// Guard is a step of the pipeline that may refuse a request or add headers.
+type Guard interface {
+	Check(w http.ResponseWriter, r *http.Request, p *tenant.Principal) error
+}
+
+// Server is the public API handler.
+type Server struct {
+	deps    Deps
+	f       *fuego.Server
+	routes  map[string]*route // by ServeMux pattern
+	openapi []byte
+}
+
+// access is a route's declared permission.
+type access struct {
+	perm   tenant.Permission
+	anyKey bool // GET /me: any valid key
+	// memberCheck=false: the member layer filters instead of refusing
+	// (GET /team trims the list).
+	skipMember bool
+}
+
+type route struct {
+	pattern string
+	access  access
+	body    bool
+}
+
+// New builds the server and registers every route.
+func New(d Deps) (*Server, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	s := &Server{deps: d, routes: map[string]*route{}}
+	s.f = fuego.NewServer(
+		fuego.WithoutLogger(),
+		fuego.WithoutStartupMessages(),
+		fuego.WithEngineOptions(
+			fuego.WithOpenAPIConfig(fuego.OpenAPIConfig{
+				DisableLocalSave: true, DisableSwaggerUI: true, DisableMessages: true, DisableDefaultServer: true,
+				PrettyFormatJSON: true,
+				Info:             openAPIInfo(),
+			}),
+			fuego.WithErrorHandler(func(_ context.Context, err error) error { return err }),
+		),
+		fuego.WithSerializer(sendJSON),
+		fuego.WithErrorSerializer(sendError),
+		fuego.WithRouteOptions(errorResponses()...),
+		fuego.WithSecurity(bearerScheme()),
+	)
+	s.register()
+	doc, err := json.MarshalIndent(s.f.OutputOpenAPISpec(), "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("public: openapi: %w", err)
+	}
+	s.openapi = doc
+	return s, nil
+}
+
+// OpenAPI returns the generated document.
+func (s *Server) OpenAPI() []byte { return s.openapi }
+
+func sendJSON(w http.ResponseWriter, _ *http.Request, ans any) error {
+	b, err := json.Marshal(ans)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// sendError renders every handler error as the envelope; fuego's own
+// parameter errors are 400 invalid_request.
+func sendError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *apierr.Error
+	var ws fuego.ErrorWithStatus
+	if !errors.As(err, &e) && errors.As(err, &ws) && ws.StatusCode() == http.StatusBadRequest {
+		err = apierr.Wrap(apierr.InvalidRequest, err)
+	}
+	wire.WriteError(w, r, err)
+}
+
+// ServeHTTP runs the pipeline for /public/v1 and serves the OpenAPI
+// document at /openapi.json.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rid := wire.NewRequestID()
+	lw := &lazyWriter{ResponseWriter: w}
+	lw.Header().Set("Request-Id", rid)
+	ctx := wire.WithRequest(r.Context(), rid, apierr.Negotiate(r.Header.Get("Accept-Language")))
+	r = r.WithContext(ctx)
+	pattern := "unmatched"
+	defer func() {
+		if rec := recover(); rec != nil {
+			s.deps.Logger.ErrorContext(ctx, "panic", "request_id", rid, "panic", fmt.Sprint(rec))
+			if !lw.wrote {
+				wire.WriteError(lw, r, apierr.New(apierr.InternalError))
+			}
+		}
+		lw.flush()
+		if s.deps.Observe != nil {
+			s.deps.Observe(pattern, r.Method, lw.status, time.Since(start))
+		}
+		s.deps.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("request_id", rid), slog.String("method", r.Method), slog.String("route", pattern),
+			slog.Int("status", lw.status), slog.Duration("duration", time.Since(start)))
+	}()
+	rt, err := s.match(r)
+	if err != nil {
+		if rt != nil && rt.pattern != "" {
+			lw.Header().Set("Allow", rt.pattern)
+		}
+		wire.WriteError(lw, r, err)
+		return
+	}
+	pattern = rt.pattern
+	if err := s.pipeline(lw, r, rt); err != nil {
+		wire.WriteError(lw, r, err)
+	}
+}
+
+// pipeline authenticates, guards and authorises, then runs the handler.
+func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
+	tok, err := tenant.BearerToken(r.Header.Get("Authorization"))
+	if err != nil {
+		return apierr.New(apierr.APIKeyInvalid)
+	}
+	p, err := s.deps.Auth.Authenticate(r.Context(), tok, s.clientIP(r))
+	if err != nil {
+		if errors.Is(err, tenant.ErrInvalidKey) {
+			return apierr.New(apierr.APIKeyInvalid)
+		}
+		return err
+	}
+	if s.deps.Guard != nil {
+		if err := s.deps.Guard.Check(w, r, p); err != nil {
+			return err
+		}
+	}
+	if err := rt.access.check(p); err != nil {
+		return err
+	}
+	if rt.body {
+		if err := wire.CheckBody(w, r); err != nil {
+			return err
+		}
+	}
+	s.f.Mux.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), p)))
+	return nil
+}
+
+func (a access) check(p *tenant.Principal) error {
+	switch {
+	case a.anyKey:
+		return p.RequireAPIAccess()
+	case a.perm == "":
+		// A route with no declared permission is denied (5.1).
+		return apierr.New(apierr.AccessDenied)
+	case a.skipMember:
+		if !p.HasKeyPermission(a.perm) {
+			return apierr.New(apierr.PermissionMissing)
+		}
+		return p.RequireAPIAccess()
+	}
+	return p.Require(a.perm)
+}
+
+// match finds the route; unknown paths are 404 route_not_found and a known
+// path with another method is 405 (with Allow listing the methods).
+func (s *Server) match(r *http.Request) (*route, error) {
+	_, pattern := s.f.Mux.Handler(r)
+	if rt, ok := s.routes[pattern]; ok {
+		return rt, nil
+	}
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.f.Mux.Handler(probe); s.routes[p] != nil {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		return &route{pattern: strings.Join(allow, ", ")}, apierr.New(apierr.MethodNotAllowed)
+	}
+	return nil, apierr.New(apierr.RouteNotFound)
+}
+
+func (s *Server) clientIP(r *http.Request) netip.Addr {
+	if s.deps.TrustProxy {
+		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+			first, _, _ := strings.Cut(xff, ",")
+			if a, err := netip.ParseAddr(strings.TrimSpace(first)); err == nil {
+				return a
+			}
+		}
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr()
+}
+
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p *tenant.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principal is the authenticated caller; the pipeline always sets it.
+func principal(ctx context.Context) *tenant.Principal {
+	p, _ := ctx.Value(principalKey{}).(*tenant.Principal)
+	return p
+}

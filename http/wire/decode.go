@@ -1,0 +1,190 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/big"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+)
+
+// MaxBody is the request body ceiling (part 8): 1 MB.
+const MaxBody = 1 << 20
+
+// CheckBody enforces the body rules before any work: a body must be JSON
+// (415) and at most 1 MB (413). The declared length is checked first so an
+// oversized body is refused without being read; a body without a length is
+// capped by a reader that stops one byte past the limit.
+func CheckBody(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength == 0 || (r.ContentLength < 0 && r.Body == nil) || r.Body == http.NoBody {
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || !isJSON(mt) {
+		return apierr.New(apierr.UnsupportedMediaType)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return apierr.New(apierr.UnsupportedMediaType)
+	}
+	if r.ContentLength > MaxBody {
+		return apierr.New(apierr.RequestTooLarge)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	return nil
+}
+
+func isJSON(mt string) bool {
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// Decode reads the whole body into v strictly: unknown fields, wrong types
+// and malformed timestamps are 422 naming the field; broken JSON or trailing
+// data is 400; an oversized body is 413. An empty body decodes as {}.
+func Decode(r *http.Request, v any) error {
+	var buf []byte
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return apierr.New(apierr.RequestTooLarge)
+		}
+		if err != nil {
+			return apierr.Wrap(apierr.InvalidRequest, err)
+		}
+		buf = b
+	}
+	return DecodeBytes(buf, v)
+}
+
+// DecodeBytes is Decode over a byte slice (used by tests and fuzzing).
+func DecodeBytes(buf []byte, v any) error {
+	if len(bytes.TrimSpace(buf)) == 0 {
+		buf = []byte("{}")
+	}
+	if !utf8.Valid(buf) || !json.Valid(buf) {
+		return apierr.New(apierr.InvalidRequest)
+	}
+	if t := bytes.TrimSpace(buf); t[0] != '{' {
+		return apierr.New(apierr.InvalidRequest)
+	}
+	if dup := duplicateKey(buf); dup != "" {
+		return apierr.Invalid(dup, "invalid_value")
+	}
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		param := te.Field
+		if param == "" {
+			param = "body"
+		}
+		code := "invalid_type"
+		if ts, d := apitime.IsTimeType(te.Type); ts {
+			code = "invalid_timestamp"
+		} else if d {
+			code = "invalid_date"
+		} else if isNumber(te.Type) && integral(te.Value) {
+			code = "out_of_range"
+		}
+		return apierr.Invalid(param, code)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return apierr.Invalid(name, "unknown_field")
+	}
+	return apierr.Wrap(apierr.InvalidRequest, err)
+}
+
+// integral reports whether a type error's value ("number 1e40") is a whole
+// number, i.e. the field's type is right and the magnitude is not.
+func integral(value string) bool {
+	n, ok := strings.CutPrefix(value, "number ")
+	if !ok {
+		return false
+	}
+	f, _, err := big.ParseFloat(n, 10, 256, big.ToNearestEven)
+	return err == nil && f.IsInt()
+}
+
+func isNumber(t reflect.Type) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// duplicateKey returns the path of the first object key that appears twice
+// in one object: JSON leaves duplicates undefined and encoding/json keeps the
+// last, which would let a proxy and this server read different requests.
+func duplicateKey(buf []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	type frame struct {
+		obj  bool
+		keys map[string]struct{}
+		key  string
+		want bool // next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &frame{obj: true, keys: map[string]struct{}{}, want: true})
+				continue
+			case '[':
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.obj && top.want {
+				if _, dup := top.keys[t]; dup {
+					return t
+				}
+				top.keys[t] = struct{}{}
+				top.key = t
+				top.want = false
+				continue
+			}
+		}
+		// A value completed: the enclosing object expects a key next.
+		if len(stack) > 0 && stack[len(stack)-1].obj {
+			stack[len(stack)-1].want = true
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package wire
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/field"
+)
+
+type sample struct {
+	Name     string             `json:"name"`
+	Count    int                `json:"count"`
+	At       *apitime.Time      `json:"at"`
+	Day      *apitime.Date      `json:"day"`
+	Items    []struct{ Q int }  `json:"items"`
+	Optional field.Opt[string]  `json:"optional"`
+	Nested   *struct{ X int32 } `json:"nested"`
+}
+
+func fieldOf(err error) (code apierr.Code, param, fieldCode string) {
+	var e *apierr.Error
+	if !errors.As(err, &e) {
+		return "", "", ""
+	}
+	if len(e.Fields) > 0 {
+		return e.Code, e.Fields[0].Param, e.Fields[0].Code
+	}
+	return e.Code, "", ""
+}
+
+// Part 2.1 and 7: a malformed value is a 422 naming the field; broken JSON
+// is 400.
+func TestDecodeNamesTheInvalidField(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body      string
+		code      apierr.Code
+		param, fc string
+	}{
+		{`{"name":"x"}`, "", "", ""},
+		{``, "", "", ""},
+		{`{"at":"2026-01-02T03:04:05Z","day":"2026-01-02"}`, "", "", ""},
+		{`{"at":"2026-01-02T03:04:05.000Z"}`, apierr.ValidationFailed, "at", "invalid_timestamp"},
+		{`{"at":"2026-01-02T03:04:05-03:00"}`, apierr.ValidationFailed, "at", "invalid_timestamp"},
+		{`{"day":"02/01/2026"}`, apierr.ValidationFailed, "day", "invalid_date"},
+		{`{"count":"3"}`, apierr.ValidationFailed, "count", "invalid_type"},
+		{`{"count":1e40}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{`{"count":1.5}`, apierr.ValidationFailed, "count", "invalid_type"},
+		{`{"nested":{"X":99999999999}}`, apierr.ValidationFailed, "nested.X", "out_of_range"},
+		{`{"items":[{"Q":"a"}]}`, apierr.ValidationFailed, "items.Q", "invalid_type"},
+		{`{"optional":5}`, apierr.ValidationFailed, "optional", "invalid_type"},
+		{`{"bogus":1}`, apierr.ValidationFailed, "bogus", "unknown_field"},
+		{`{"name":"a","name":"b"}`, apierr.ValidationFailed, "name", "invalid_value"},
+		{`{"name":`, apierr.InvalidRequest, "", ""},
+		{`null`, apierr.InvalidRequest, "", ""},
+		{`"x"`, apierr.InvalidRequest, "", ""},
+		{`{} {}`, apierr.InvalidRequest, "", ""},
+		{"{\"name\":\"a\x00\"}", apierr.InvalidRequest, "", ""},
+	} {
+		var v sample
+		code, param, fc := fieldOf(DecodeBytes([]byte(tc.body), &v))
+		if code != tc.code || param != tc.param || fc != tc.fc {
+			t.Errorf("%s: got %s %s %s, want %s %s %s", tc.body, code, param, fc, tc.code, tc.param, tc.fc)
+		}
+	}
+}
+
+func TestOptTellsOmittedFromNull(t *testing.T) {
+	t.Parallel()
+	var a, b, c sample
+	_ = DecodeBytes([]byte(`{}`), &a)
+	_ = DecodeBytes([]byte(`{"optional":null}`), &b)
+	_ = DecodeBytes([]byte(`{"optional":"v"}`), &c)
+	if a.Optional.Set || !b.Optional.Null || c.Optional.Value != "v" || c.Optional.Null {
+		t.Fatalf("%+v %+v %+v", a.Optional, b.Optional, c.Optional)
+	}
+}
+
+// Part 8: the body ceiling is enforced before the body is read.
+func TestCheckBodyRefusesBeforeReading(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest("POST", "/", strings.NewReader("{}"))
+	r.Header.Set("Content-Type", "application/json")
+	r.ContentLength = MaxBody + 1
+	if code, _, _ := fieldOf(CheckBody(httptest.NewRecorder(), r)); code != apierr.RequestTooLarge {
+		t.Fatalf("declared length: %s", code)
+	}
+	// Without a declared length the reader stops past the limit.
+	r = httptest.NewRequest("POST", "/", strings.NewReader("{\"a\":\""+strings.Repeat("x", MaxBody)+"\"}"))
+	r.Header.Set("Content-Type", "application/json; charset=utf-8")
+	r.ContentLength = -1
+	w := httptest.NewRecorder()
+	if err := CheckBody(w, r); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if code, _, _ := fieldOf(Decode(r, &v)); code != apierr.RequestTooLarge {
+		t.Fatalf("streamed: %s", code)
+	}
+	for ct, want := range map[string]apierr.Code{
+		"application/json": "", "application/merge-patch+json": "", "APPLICATION/JSON": "",
+		"application/json; charset=latin1": apierr.UnsupportedMediaType, "": apierr.UnsupportedMediaType,
+		"text/json": apierr.UnsupportedMediaType, "application/xml": apierr.UnsupportedMediaType,
+	} {
+		r := httptest.NewRequest("POST", "/", strings.NewReader("{}"))
+		r.Header.Set("Content-Type", ct)
+		if code, _, _ := fieldOf(CheckBody(httptest.NewRecorder(), r)); code != want {
+			t.Errorf("%q: %s, want %s", ct, code, want)
+		}
+	}
+	get := httptest.NewRequest(http.MethodPost, "/", http.NoBody)
+	if err := CheckBody(httptest.NewRecorder(), get); err != nil {
+		t.Fatalf("empty body refused: %v", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{}`, `{"name":"x","count":1}`, `{"at":"2026-01-02T03:04:05Z"}`, `{"items":[{"Q":1}]}`, `{"a":{"a":{"a":1}}}`, `{"name":"a","name":"b"}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v sample
+		err := DecodeBytes(b, &v)
+		if err == nil {
+			return
+		}
+		var e *apierr.Error
+		if !errors.As(err, &e) || (e.Code != apierr.InvalidRequest && e.Code != apierr.ValidationFailed) {
+			t.Fatalf("decode error outside the catalogue: %v", err)
+		}
+	})
+}

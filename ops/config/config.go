@@ -1,0 +1,142 @@
+// Package config is Oficina's configuration: one struct with the spec's
+// defaults, overridden by OFICINA_* environment variables (DATABASE_URL and
+// NATS_URL keep their conventional names) and then by command-line flags.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Config is every setting of every subcommand.
+type Config struct {
+	HTTPAddr        string        // public API listener
+	AdminAddr       string        // admin API listener (keep it private)
+	AdminToken      string        // operator token of the admin API
+	DatabaseURL     string        // owner URL: migrations, database creation
+	AppDBPassword   string        // password of the oficina_app role, if any
+	DBMaxConns      int           // connection pool size
+	NATSURL         string        // external NATS (2.12+); empty in dev = embedded
+	NATSPort        int           // embedded NATS client port (dev)
+	DataDir         string        // ./var: embedded NATS store, admin token, bench output
+	LogLevel        string        // debug, info, warn, error
+	AuthCacheTTL    time.Duration // upper bound on a cached principal's age
+	TrustProxy      bool          // take the client IP from X-Forwarded-For
+	ShutdownTimeout time.Duration // graceful shutdown budget
+	StreamReplicas  int           // JetStream replicas (1 dev, 3 cluster)
+}
+
+// Default returns the defaults.
+func Default() Config {
+	return Config{
+		HTTPAddr:        ":8080",
+		AdminAddr:       "127.0.0.1:8081",
+		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/oficina?sslmode=disable",
+		DBMaxConns:      32,
+		NATSPort:        14222,
+		DataDir:         "var",
+		LogLevel:        "info",
+		AuthCacheTTL:    5 * time.Second,
+		ShutdownTimeout: 15 * time.Second,
+		StreamReplicas:  1,
+	}
+}
+
+type setting struct {
+	flag, env, usage string
+	ptr              any
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{"http-addr", "OFICINA_HTTP_ADDR", "public API listen address", &c.HTTPAddr},
+		{"admin-addr", "OFICINA_ADMIN_ADDR", "admin API listen address", &c.AdminAddr},
+		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
+		{"database-url", "DATABASE_URL", "PostgreSQL URL of the database owner", &c.DatabaseURL},
+		{"app-db-password", "OFICINA_APP_DB_PASSWORD", "password of the oficina_app role", &c.AppDBPassword},
+		{"db-max-conns", "OFICINA_DB_MAX_CONNS", "database pool size", &c.DBMaxConns},
+		{"nats-url", "NATS_URL", "NATS server URL (2.12+); empty in dev starts an embedded one", &c.NATSURL},
+		{"nats-port", "OFICINA_NATS_PORT", "embedded NATS client port (dev)", &c.NATSPort},
+		{"data-dir", "OFICINA_DATA_DIR", "directory for local state", &c.DataDir},
+		{"log-level", "OFICINA_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
+		{"auth-cache-ttl", "OFICINA_AUTH_CACHE_TTL", "longest reuse of a cached key lookup", &c.AuthCacheTTL},
+		{"trust-proxy", "OFICINA_TRUST_PROXY", "take the client IP from X-Forwarded-For", &c.TrustProxy},
+		{"shutdown-timeout", "OFICINA_SHUTDOWN_TIMEOUT", "graceful shutdown budget", &c.ShutdownTimeout},
+		{"stream-replicas", "OFICINA_STREAM_REPLICAS", "JetStream stream replicas", &c.StreamReplicas},
+	}
+}
+
+// Load applies the environment (getenv, usually os.Getenv) to c.
+func (c *Config) Load(getenv func(string) string) error {
+	for _, s := range c.settings() {
+		v := getenv(s.env)
+		if v == "" {
+			continue
+		}
+		if err := set(s.ptr, v); err != nil {
+			return fmt.Errorf("config: %s: %w", s.env, err)
+		}
+	}
+	return nil
+}
+
+// Register adds a flag per setting, defaulting to the current values.
+func (c *Config) Register(fs *flag.FlagSet) {
+	for _, s := range c.settings() {
+		usage := s.usage + " (env " + s.env + ")"
+		switch p := s.ptr.(type) {
+		case *string:
+			fs.StringVar(p, s.flag, *p, usage)
+		case *int:
+			fs.IntVar(p, s.flag, *p, usage)
+		case *bool:
+			fs.BoolVar(p, s.flag, *p, usage)
+		case *time.Duration:
+			fs.DurationVar(p, s.flag, *p, usage)
+		}
+	}
+}
+
+func set(ptr any, v string) error {
+	switch p := ptr.(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		*p = b
+	case *time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		*p = d
+	}
+	return nil
+}
+
+// Parse builds the config of a subcommand: defaults, environment, flags.
+func Parse(name string, args []string, extra func(*flag.FlagSet)) (Config, *flag.FlagSet, error) {
+	c := Default()
+	if err := c.Load(os.Getenv); err != nil {
+		return c, nil, err
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	c.Register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	err := fs.Parse(args)
+	return c, fs, err
+}

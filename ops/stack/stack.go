@@ -1,0 +1,275 @@
+// Package stack assembles Oficina's processes from their parts: `oficina
+// dev` (everything in one process on an embedded NATS), `oficina serve`
+// (public and admin API) — start-up order, readiness and graceful shutdown.
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/uptrace/bun"
+
+	"oficina/http/admin"
+	"oficina/http/public"
+	"oficina/http/wire"
+	"oficina/ops/config"
+	"oficina/ops/metrics"
+	"oficina/ops/natsembed"
+	"oficina/schema/apierr"
+	"oficina/schema/db"
+	"oficina/tenant"
+)
+
+// Options choose what a process runs.
+type Options struct {
+	Config   config.Config
+	Embedded bool      // start an in-process NATS (dev)
+	Migrate  bool      // apply migrations at start (dev)
+	Seed     bool      // create or refresh the demo company (dev)
+	Out      io.Writer // human-readable start-up lines (keys, URLs)
+	Logger   *slog.Logger
+	// Ready, when set, is called once both listeners accept requests.
+	Ready func(publicAddr, adminAddr string)
+}
+
+// Stack is a running process.
+type Stack struct {
+	opts   Options
+	log    *slog.Logger
+	ready  atomic.Bool
+	nats   *natsembed.Server
+	nc     *nats.Conn
+	db     *bun.DB
+	bus    *tenant.Bus
+	public *http.Server
+	admin  *http.Server
+}
+
+// Run starts the process and blocks until ctx ends, then shuts down.
+func Run(ctx context.Context, o Options) error {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Stack{opts: o, log: o.Logger}
+	defer s.close()
+	pl, al, err := s.start(ctx)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- serve(s.public, pl) }()
+	go func() { errc <- serve(s.admin, al) }()
+	s.ready.Store(true)
+	fmt.Fprintf(o.Out, "public API  http://%s/public/v1  (OpenAPI: /openapi.json, UI: /docs)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n", displayAddr(pl.Addr()), displayAddr(al.Addr()))
+	if o.Ready != nil {
+		o.Ready(pl.Addr().String(), al.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	s.ready.Store(false)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Config.ShutdownTimeout)
+	defer cancel()
+	s.log.Info("shutting down")
+	_ = s.public.Shutdown(sctx)
+	_ = s.admin.Shutdown(sctx)
+	return err
+}
+
+func serve(srv *http.Server, l net.Listener) error {
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
+	cfg := s.opts.Config
+	if s.opts.Embedded && cfg.NATSURL == "" {
+		ns, err := natsembed.Start(ctx, natsembed.Config{Port: cfg.NATSPort, StoreDir: filepath.Join(cfg.DataDir, "nats")})
+		if err != nil {
+			return nil, nil, fmt.Errorf("stack: embedded nats: %w", err)
+		}
+		s.nats = ns
+		cfg.NATSURL = ns.ClientURL()
+		fmt.Fprintf(s.opts.Out, "embedded NATS %s (JetStream store %s)\n", cfg.NATSURL, filepath.Join(cfg.DataDir, "nats"))
+	}
+	if s.opts.Migrate {
+		applied, err := db.Migrate(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(applied) > 0 {
+			s.log.Info("migrations applied", "names", applied)
+		}
+	}
+	appURL, err := db.AppURL(cfg.DatabaseURL, cfg.AppDBPassword)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.db, err = db.Open(ctx, appURL, db.Options{MaxOpenConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.NATSURL != "" {
+		s.nc, err = nats.Connect(cfg.NATSURL, nats.Name("oficina"), nats.MaxReconnects(-1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("stack: connect nats %s: %w", cfg.NATSURL, err)
+		}
+	} else {
+		s.log.Warn("no NATS_URL: cache invalidations stay in this process")
+	}
+	auth := tenant.NewAuthenticator(s.db, tenant.AuthConfig{CacheTTL: cfg.AuthCacheTTL})
+	if s.bus, err = tenant.NewBus(auth, s.nc); err != nil {
+		return nil, nil, err
+	}
+	m := metrics.New()
+	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustProxy: cfg.TrustProxy})
+	if err != nil {
+		return nil, nil, err
+	}
+	token, err := s.adminToken(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log})
+	if s.opts.Seed {
+		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
+			return nil, nil, err
+		}
+	}
+	s.public = &http.Server{Handler: s.publicHandler(pub), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+	s.admin = &http.Server{Handler: s.adminHandler(adm, m), ReadHeaderTimeout: 10 * time.Second}
+	pl, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stack: listen %s: %w", cfg.HTTPAddr, err)
+	}
+	al, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		pl.Close()
+		return nil, nil, fmt.Errorf("stack: listen %s: %w", cfg.AdminAddr, err)
+	}
+	return pl, al, nil
+}
+
+// adminToken returns the configured token or, in dev, a generated one kept
+// in <data-dir>/admin-token so `oficina admin` finds it.
+func (s *Stack) adminToken(cfg config.Config) (string, error) {
+	if cfg.AdminToken != "" {
+		return cfg.AdminToken, nil
+	}
+	if !s.opts.Embedded {
+		return "", errors.New("stack: OFICINA_ADMIN_TOKEN is required")
+	}
+	path := filepath.Join(cfg.DataDir, "admin-token")
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		return string(b), nil
+	}
+	var raw [24]byte
+	_, _ = rand.Read(raw[:])
+	tok := "oat_" + hex.EncodeToString(raw[:])
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return "", fmt.Errorf("stack: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(tok), 0o600); err != nil {
+		return "", fmt.Errorf("stack: write admin token: %w", err)
+	}
+	fmt.Fprintf(s.opts.Out, "admin token written to %s\n", path)
+	return tok, nil
+}
+
+func (s *Stack) publicHandler(pub *public.Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(public.Prefix+"/", pub)
+	mux.Handle(public.Prefix, pub)
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(pub.OpenAPI())
+	})
+	mux.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
+	mux.Handle("GET /docs/", docsUI())
+	s.health(mux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// Outside /public/v1: the envelope, without request_id.
+		wire.WriteError(w, r, apierr.New(apierr.RouteNotFound))
+	})
+	return mux
+}
+
+func (s *Stack) adminHandler(adm *admin.Server, m *metrics.Metrics) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(admin.Prefix+"/", adm)
+	mux.Handle("GET /metrics", m.Handler())
+	s.health(mux)
+	return mux
+}
+
+func (s *Stack) health(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if !s.ready.Load() {
+			http.Error(w, "starting or stopping", http.StatusServiceUnavailable)
+			return
+		}
+		if err := s.db.PingContext(ctx); err != nil {
+			http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if s.nc != nil && !s.nc.IsConnected() {
+			http.Error(w, "nats: disconnected", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+}
+
+func (s *Stack) close() {
+	if s.bus != nil {
+		s.bus.Close()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.db != nil {
+		_ = s.db.Close()
+	}
+	if s.nats != nil {
+		s.nats.Shutdown()
+	}
+}
+
+func displayAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}

@@ -1,0 +1,137 @@
+package testkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"oficina/http/admin"
+	"oficina/http/public"
+	"oficina/tenant"
+)
+
+// API is a public and admin API on real HTTP over the test database.
+type API struct {
+	URL, AdminURL string
+	AdminToken    string
+	Auth          *tenant.Authenticator
+	Bus           *tenant.Bus
+	Public        *public.Server
+	client        *http.Client
+}
+
+// APIOptions tune NewAPI.
+type APIOptions struct {
+	Now   func() time.Time
+	Guard public.Guard
+}
+
+// NewAPI starts both listeners for one test.
+func NewAPI(t testing.TB, o APIOptions) *API {
+	t.Helper()
+	d := DB(t)
+	auth := tenant.NewAuthenticator(d, tenant.AuthConfig{Now: o.Now})
+	bus, err := tenant.NewBus(auth, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &API{AdminToken: "test-admin-token", Auth: auth, Bus: bus, Public: pub}
+	ps := httptest.NewServer(pub)
+	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Token: a.AdminToken, Bus: bus, Now: o.Now}))
+	t.Cleanup(ps.Close)
+	t.Cleanup(as.Close)
+	a.URL, a.AdminURL, a.client = ps.URL, as.URL, ps.Client()
+	return a
+}
+
+// Response is a decoded answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Body   map[string]any
+}
+
+// ErrorCode is error.code of an envelope ("" when absent).
+func (r *Response) ErrorCode() string {
+	e, _ := r.Body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+// Req describes a request.
+type Req struct {
+	Method, Path, Key string
+	Body              any // string/[]byte sent as is; anything else JSON-encoded
+	Header            map[string]string
+}
+
+// Do sends a public API request (Path relative to /public/v1).
+func (a *API) Do(t testing.TB, r Req) *Response {
+	t.Helper()
+	h := map[string]string{}
+	if r.Key != "" {
+		h["Authorization"] = "Bearer " + r.Key
+	}
+	for k, v := range r.Header {
+		h[k] = v
+	}
+	return a.send(t, r.Method, a.URL+public.Prefix+r.Path, r.Body, h)
+}
+
+// Admin sends an admin API request (Path relative to /admin/v1).
+func (a *API) Admin(t testing.TB, method, path string, body any) *Response {
+	t.Helper()
+	return a.send(t, method, a.AdminURL+admin.Prefix+path, body, map[string]string{"Authorization": "Bearer " + a.AdminToken})
+}
+
+func (a *API) send(t testing.TB, method, url string, body any, h map[string]string) *Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out.Body)
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+// Package testkit gives tests the real things: the migrated test database
+// (as the app role, so row-level security applies), an embedded JetStream
+// per test, and companies with members and keys. Tests isolate by company:
+// each makes its own, so they run in parallel on one database.
+package testkit
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/ops/natsembed"
+	"oficina/schema/db"
+)
+
+// DefaultTestURL is the owner URL of the test database.
+const DefaultTestURL = "postgres://postgres@127.0.0.1:5432/oficina_test?sslmode=disable"
+
+// OwnerURL is $OFICINA_TEST_DATABASE_URL or DefaultTestURL.
+func OwnerURL() string {
+	if u := os.Getenv("OFICINA_TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultTestURL
+}
+
+var shared struct {
+	once  sync.Once
+	app   *bun.DB
+	owner *bun.DB
+	err   error
+}
+
+func setup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := db.Migrate(ctx, OwnerURL()); err != nil {
+		shared.err = err
+		return
+	}
+	appURL, err := db.AppURL(OwnerURL(), os.Getenv("OFICINA_APP_DB_PASSWORD"))
+	if err != nil {
+		shared.err = err
+		return
+	}
+	if shared.app, err = db.Open(ctx, appURL, db.Options{MaxOpenConns: 16}); err != nil {
+		shared.err = err
+		return
+	}
+	shared.owner, shared.err = db.Open(ctx, OwnerURL(), db.Options{MaxOpenConns: 4})
+}
+
+// DB returns the app-role pool on the migrated test database.
+func DB(t testing.TB) *bun.DB {
+	t.Helper()
+	shared.once.Do(setup)
+	if shared.err != nil {
+		t.Fatalf("testkit: database: %v", shared.err)
+	}
+	return shared.app
+}
+
+// OwnerDB returns a pool as the database owner (bypasses nothing: the
+// tables FORCE row-level security, but the owner may inspect catalogs).
+func OwnerDB(t testing.TB) *bun.DB {
+	t.Helper()
+	DB(t)
+	return shared.owner
+}
+
+// NATS starts an embedded JetStream server for one test.
+func NATS(t testing.TB) *natsembed.Server {
+	t.Helper()
+	s, err := natsembed.Start(context.Background(), natsembed.Config{Port: -1, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("testkit: nats: %v", err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}

@@ -1,0 +1,170 @@
+// Package db opens PostgreSQL through bun and pgx, creates the database when
+// it is missing and applies the embedded migrations. Two connection roles are
+// kept apart: the owner URL (migrations) and the app URL, the same server with
+// the oficina_app role, under which row-level security applies.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/migrate"
+
+	"oficina/schema/migrations"
+)
+
+// DefaultURL is the local cluster of a development machine.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/oficina?sslmode=disable"
+
+// AppRole is the role the service runs as.
+const AppRole = "oficina_app"
+
+// Options tune the pool.
+type Options struct {
+	MaxOpenConns int           // default 32
+	MaxIdleConns int           // default MaxOpenConns
+	ConnMaxLife  time.Duration // default 30 min
+}
+
+// Open returns a bun.DB on url using pgx's simple protocol (no prepared
+// statement cache, so it works behind transaction poolers too).
+func Open(ctx context.Context, rawURL string, o Options) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("db: parse url: %w", err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	sqldb := stdlib.OpenDB(*cfg)
+	if o.MaxOpenConns == 0 {
+		o.MaxOpenConns = 32
+	}
+	if o.MaxIdleConns == 0 {
+		o.MaxIdleConns = o.MaxOpenConns
+	}
+	if o.ConnMaxLife == 0 {
+		o.ConnMaxLife = 30 * time.Minute
+	}
+	sqldb.SetMaxOpenConns(o.MaxOpenConns)
+	sqldb.SetMaxIdleConns(o.MaxIdleConns)
+	sqldb.SetConnMaxLifetime(o.ConnMaxLife)
+	bdb := bun.NewDB(sqldb, pgdialect.New())
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := bdb.PingContext(pctx); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("db: connect %s: %w", redact(rawURL), err)
+	}
+	return bdb, nil
+}
+
+// AppURL derives the app role's URL from the owner's: same server and
+// database, user oficina_app, password when given.
+func AppURL(ownerURL, password string) (string, error) {
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		return "", fmt.Errorf("db: parse url: %w", err)
+	}
+	if password != "" {
+		u.User = url.UserPassword(AppRole, password)
+	} else {
+		u.User = url.User(AppRole)
+	}
+	return u.String(), nil
+}
+
+// EnsureDatabase creates the URL's database when it does not exist yet.
+func EnsureDatabase(ctx context.Context, ownerURL string) error {
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		return fmt.Errorf("db: parse url: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return errors.New("db: url names no database")
+	}
+	admin := *u
+	admin.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		return fmt.Errorf("db: connect to create %q: %w", name, err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if err != nil && !(errors.As(err, &pgErr) && (pgErr.Code == "42P04" || pgErr.Code == "23505")) {
+		return fmt.Errorf("db: create database %q: %w", name, err)
+	}
+	return nil
+}
+
+// migrateLock serialises migrators across processes (several test binaries,
+// several replicas starting at once).
+const migrateLock = 0x0f1c1a
+
+// Migrate creates the database if needed and applies pending migrations as
+// the owner. It returns the names applied.
+func Migrate(ctx context.Context, ownerURL string) ([]string, error) {
+	if err := EnsureDatabase(ctx, ownerURL); err != nil {
+		return nil, err
+	}
+	bdb, err := Open(ctx, ownerURL, Options{MaxOpenConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	defer bdb.Close()
+	conn, err := bdb.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("db: migrate: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", migrateLock); err != nil {
+		return nil, fmt.Errorf("db: migrate lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrateLock) //nolint:errcheck
+	ms, err := migrations.All()
+	if err != nil {
+		return nil, err
+	}
+	m := migrate.NewMigrator(bdb, ms, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		return nil, fmt.Errorf("db: migrate init: %w", err)
+	}
+	group, err := m.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("db: migrate: %w", err)
+	}
+	var names []string
+	for _, mg := range group.Migrations {
+		names = append(names, mg.Name)
+	}
+	return names, nil
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable url)"
+	}
+	return u.Redacted()
+}
+
+// IsUniqueViolation reports a unique constraint failure (SQLSTATE 23505).
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// IsSerialization reports a retryable conflict (serialization or deadlock).
+func IsSerialization(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}

@@ -1,0 +1,51 @@
+// Package ids makes the string ids of every record: a short kind prefix and
+// 26 lowercase base32 characters (48 bits of milliseconds, 80 random bits).
+// They sort by creation time, so lists page by id, and they contain only
+// [a-z0-9_], so they are safe as NATS subject tokens.
+package ids
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"time"
+)
+
+const alphabet = "0123456789abcdefghjkmnpqrstvwxyz" // Crockford, lowercase
+
+// New returns prefix + "_" + 26 characters.
+func New(prefix string) string { return NewAt(prefix, time.Now()) }
+
+// NewAt is New with the time part taken from t.
+func NewAt(prefix string, t time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails (Go 1.24+)
+	out := make([]byte, 0, len(prefix)+27)
+	out = append(out, prefix...)
+	out = append(out, '_')
+	// 128 bits → 26 base32 digits, most significant first.
+	hi := binary.BigEndian.Uint64(b[:8])
+	lo := binary.BigEndian.Uint64(b[8:])
+	var digits [26]byte
+	for i := 25; i >= 0; i-- {
+		digits[i] = alphabet[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(append(out, digits[:]...))
+}
+
+// Valid reports whether s looks like an id of the given prefix; handlers use
+// it to answer 404 without a query for ids that cannot exist.
+func Valid(prefix, s string) bool {
+	if len(s) != len(prefix)+27 || s[:len(prefix)] != prefix || s[len(prefix)] != '_' {
+		return false
+	}
+	for i := len(prefix) + 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}

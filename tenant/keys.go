@@ -1,0 +1,218 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/ids"
+)
+
+// KeyInput creates a key (dashboard action, admin API).
+type KeyInput struct {
+	MemberID     string     `json:"member_id"`  // the member the key acts as
+	CreatedBy    string     `json:"created_by"` // the member creating it; defaults to MemberID
+	Name         string     `json:"name"`
+	Permissions  []string   `json:"permissions"`
+	AllowedCIDRs []string   `json:"allowed_cidrs"`
+	ExpiresAt    *time.Time `json:"expires_at"`
+}
+
+// NewKey is a created key with its secret, shown once.
+type NewKey struct {
+	APIKey
+	Secret string `json:"secret"`
+}
+
+// Key revocation reasons.
+const (
+	RevokedManually = "revoked"
+	RevokedRotated  = "rotated"
+	RevokedExposed  = "exposed"
+)
+
+// CreateKey creates a key in the transaction's company. The company row is
+// locked so concurrent creations cannot both pass the plan's active-key limit.
+func CreateKey(ctx context.Context, tx bun.IDB, companyID string, in KeyInput, now time.Time) (*NewKey, error) {
+	var f apierr.Fields
+	if in.CreatedBy == "" {
+		in.CreatedBy = in.MemberID
+	}
+	if in.MemberID == "" {
+		f.Add("member_id", "required")
+	}
+	if len(in.Permissions) == 0 {
+		f.Add("permissions", "required")
+	}
+	perms := make([]string, 0, len(in.Permissions))
+	for _, p := range in.Permissions {
+		if !Permission(p).Valid() {
+			f.Add("permissions", "invalid_permission")
+			break
+		}
+		if !slices.Contains(perms, p) {
+			perms = append(perms, p)
+		}
+	}
+	cidrs := parseCIDRs(in.AllowedCIDRs, &f)
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		f.Add("expires_at", "out_of_range")
+	}
+	if len(in.Name) > 200 {
+		f.Add("name", "too_long")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	company := new(Company)
+	if err := tx.NewSelect().Model(company).Where("id = ?", companyID).For("UPDATE").Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	member, err := GetMember(ctx, tx, in.MemberID)
+	if err != nil {
+		return nil, err
+	}
+	creator, err := GetMember(ctx, tx, in.CreatedBy)
+	if err != nil {
+		return nil, err
+	}
+	if member.Status != "active" || creator.Status != "active" {
+		return nil, apierr.Invalid("member_id", "invalid_value")
+	}
+	// Part 5 item 4: a key never acts as a member above its creator's role.
+	if member.Role.Above(creator.Role) {
+		return nil, apierr.New(apierr.MemberPermissionDenied)
+	}
+	active, err := CountActiveKeys(ctx, tx, now)
+	if err != nil {
+		return nil, err
+	}
+	if active >= company.Plan.Limits().ActiveKeys {
+		return nil, apierr.New(apierr.PlanLimitReached)
+	}
+	k := &APIKey{
+		CompanyID: companyID, MemberID: member.ID, CreatedBy: creator.ID, Name: in.Name,
+		Permissions: perms, AllowedCIDRs: cidrs, ExpiresAt: in.ExpiresAt, CreatedAt: now,
+	}
+	return insertKey(ctx, tx, k)
+}
+
+func insertKey(ctx context.Context, tx bun.IDB, k *APIKey) (*NewKey, error) {
+	secret := NewKeySecret()
+	k.ID = ids.New("key")
+	k.SecretHash = HashKey(secret)
+	k.DisplayPrefix = DisplayPrefix(secret)
+	if k.AllowedCIDRs == nil {
+		k.AllowedCIDRs = []string{}
+	}
+	if _, err := tx.NewInsert().Model(k).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("tenant: insert key: %w", err)
+	}
+	return &NewKey{APIKey: *k, Secret: secret}, nil
+}
+
+// CountActiveKeys counts keys that are neither revoked nor expired; keys in
+// a rotation grace period count (part 8).
+func CountActiveKeys(ctx context.Context, tx bun.IDB, now time.Time) (int, error) {
+	n, err := tx.NewSelect().Model((*APIKey)(nil)).
+		Where("revoked_at IS NULL").
+		Where("expires_at IS NULL OR expires_at > ?", now).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("tenant: count keys: %w", err)
+	}
+	return int(n), nil
+}
+
+// GetKey reads a key.
+func GetKey(ctx context.Context, tx bun.IDB, id string) (*APIKey, error) {
+	k := new(APIKey)
+	if err := tx.NewSelect().Model(k).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return k, nil
+}
+
+// ListKeys lists the company's keys, newest first.
+func ListKeys(ctx context.Context, tx bun.IDB) ([]APIKey, error) {
+	var ks []APIKey
+	if err := tx.NewSelect().Model(&ks).Order("id DESC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("tenant: list keys: %w", err)
+	}
+	return ks, nil
+}
+
+// Rotation is the outcome of RotateKey, for callers that move webhook
+// subscriptions (grace period) or disable endpoints (stop now).
+type Rotation struct {
+	Old     APIKey `json:"old_key"`
+	New     NewKey `json:"new_key"`
+	StopNow bool   `json:"stop_now"`
+}
+
+// RotateKey replaces a key with a new secret of the same member, permissions
+// (part 5 item 5: never changed), allow list and expiry. With grace > 0 the
+// old key keeps working until then; with 0 it stops now. Rotation never hits
+// the active-key limit.
+func RotateKey(ctx context.Context, tx bun.IDB, id string, grace time.Duration, now time.Time) (*Rotation, error) {
+	old := new(APIKey)
+	if err := tx.NewSelect().Model(old).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	if grace < 0 {
+		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
+	}
+	if !old.Active(now) {
+		return nil, apierr.New(apierr.Conflict)
+	}
+	nk := &APIKey{
+		CompanyID: old.CompanyID, MemberID: old.MemberID, CreatedBy: old.CreatedBy, Name: old.Name,
+		Permissions: old.Permissions, AllowedCIDRs: old.AllowedCIDRs, ExpiresAt: old.ExpiresAt, CreatedAt: now,
+	}
+	created, err := insertKey(ctx, tx, nk)
+	if err != nil {
+		return nil, err
+	}
+	old.ReplacedBy = &created.ID
+	if grace > 0 {
+		until := now.Add(grace)
+		if old.ExpiresAt == nil || until.Before(*old.ExpiresAt) {
+			old.ExpiresAt = &until
+		}
+	} else {
+		reason := RevokedRotated
+		old.RevokedAt, old.RevokedReason = &now, &reason
+	}
+	if _, err := tx.NewUpdate().Model(old).Column("expires_at", "revoked_at", "revoked_reason", "replaced_by").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("tenant: rotate key: %w", err)
+	}
+	return &Rotation{Old: *old, New: *created, StopNow: grace == 0}, nil
+}
+
+// RevokeKey revokes a key now. reason is RevokedManually or RevokedExposed
+// (reported as publicly exposed).
+func RevokeKey(ctx context.Context, tx bun.IDB, id, reason string, now time.Time) (*APIKey, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		reason = RevokedManually
+	}
+	if reason != RevokedManually && reason != RevokedExposed {
+		return nil, apierr.Invalid("reason", "invalid_value")
+	}
+	k := new(APIKey)
+	if err := tx.NewSelect().Model(k).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	if k.RevokedAt != nil {
+		return k, nil
+	}
+	k.RevokedAt, k.RevokedReason = &now, &reason
+	if _, err := tx.NewUpdate().Model(k).Column("revoked_at", "revoked_reason").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("tenant: revoke key: %w", err)
+	}
+	return k, nil
+}

@@ -1,0 +1,33 @@
+package tenant
+
+// Plan is a company's commercial plan.
+type Plan string
+
+// Plans of part 8.
+const (
+	PlanFree  Plan = "free"
+	PlanStart Plan = "start"
+	PlanPleno Plan = "pleno"
+	PlanSupra Plan = "supra"
+)
+
+// PlanLimits are the limits of part 8's table.
+type PlanLimits struct {
+	API               bool
+	RequestsPerMinute int
+	ActiveKeys        int
+	WebhookEndpoints  int
+}
+
+var planLimits = map[Plan]PlanLimits{
+	PlanFree:  {API: false, RequestsPerMinute: 0, ActiveKeys: 0, WebhookEndpoints: 0},
+	PlanStart: {API: true, RequestsPerMinute: 60, ActiveKeys: 3, WebhookEndpoints: 3},
+	PlanPleno: {API: true, RequestsPerMinute: 180, ActiveKeys: 10, WebhookEndpoints: 10},
+	PlanSupra: {API: true, RequestsPerMinute: 600, ActiveKeys: 25, WebhookEndpoints: 25},
+}
+
+// Limits returns the plan's limits; an unknown plan has none of the API.
+func (p Plan) Limits() PlanLimits { return planLimits[p] }
+
+// Valid reports whether p is a known plan.
+func (p Plan) Valid() bool { _, ok := planLimits[p]; return ok }
