@@ -36,6 +36,9 @@ type Deps struct {
 	// Guard runs after authentication and before the permission layers:
 	// the company rate limit (issue 3). Nil means none.
 	Guard Guard
+	// Publisher publishes events after a write commits. Nil: the relay
+	// alone publishes them.
+	Publisher Publisher
 	// Observe is told each finished request (metrics). Nil means none.
 	Observe func(route, method string, status int, d time.Duration)
 	// TrustProxy makes the client IP the first X-Forwarded-For entry; off
