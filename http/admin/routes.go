@@ -31,6 +31,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/service_order_types", s.company(false, listTypes))
 	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/service_order_types", s.company(false, createType))
 	s.mux.HandleFunc("PATCH "+Prefix+"/companies/{company}/service_order_types/{id}", s.company(false, updateType))
+	s.recordRoutes()
 }
 
 func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {

@@ -104,6 +104,7 @@ func (s *Server) register() {
 		tag("service_orders"), summary("Team members, filtered by the member's permissions"), pageParams())
 	handle(s, http.MethodGet, "/service_order_types", need("service_orders:read"), s.listServiceOrderTypes,
 		tag("service_orders"), summary("Service order types"), pageParams())
+	handle(s, http.MethodGet, "/clients/{id}", need("clients:read"), s.getClient, tag("clients"), summary("Read a client record"))
 }
 
 func pageParams() func(*fuego.BaseRoute) {

@@ -1,0 +1,216 @@
+// Package quotes holds quotes: the commercial proposals that an approved
+// status lets the company convert into a service order or a sale (each at
+// most once). Their full state machine is not in the spec; docs/api.md
+// records what Oficina does.
+package quotes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/schema/numbering"
+)
+
+// Statuses.
+const (
+	StatusDraft    = "draft"
+	StatusSent     = "sent"
+	StatusApproved = "approved"
+	StatusRejected = "rejected"
+	StatusCanceled = "canceled"
+	StatusExpired  = "expired"
+)
+
+// Item is a quote line.
+type Item struct {
+	Description    string  `json:"description"`
+	Quantity       float64 `json:"quantity"`
+	UnitPriceCents int64   `json:"unit_price_cents"`
+	TotalCents     int64   `json:"total_cents"`
+	ProductID      *string `json:"product_id,omitempty"`
+	VariationID    *string `json:"variation_id,omitempty"`
+}
+
+// Quote is a stored quote.
+type Quote struct {
+	bun.BaseModel `bun:"table:quotes"`
+
+	ID                   string          `bun:"id,pk"`
+	CompanyID            string          `bun:"company_id"`
+	Number               int64           `bun:"number"`
+	ClientID             *string         `bun:"client_id"`
+	ClientName           string          `bun:"client_name"`
+	Status               string          `bun:"status"`
+	Items                []Item          `bun:"items,type:jsonb"`
+	SubtotalCents        int64           `bun:"subtotal_cents"`
+	DiscountCents        int64           `bun:"discount_cents"`
+	AdditionalCostsCents int64           `bun:"additional_costs_cents"`
+	TotalCents           int64           `bun:"total_cents"`
+	RecurringTotalCents  int64           `bun:"recurring_total_cents"`
+	PaymentPlan          json.RawMessage `bun:"payment_plan,type:jsonb"`
+	Notes                string          `bun:"notes"`
+	ValidUntil           *time.Time      `bun:"valid_until"`
+	ApprovedAt           *time.Time      `bun:"approved_at"`
+	RejectedAt           *time.Time      `bun:"rejected_at"`
+	ConvertedOrderID     *string         `bun:"converted_order_id"`
+	ConvertedSaleID      *string         `bun:"converted_sale_id"`
+	CreatedAt            time.Time       `bun:"created_at"`
+	UpdatedAt            time.Time       `bun:"updated_at"`
+}
+
+// View is the GET representation of a quote.
+type View struct {
+	Object               string          `json:"object"`
+	ID                   string          `json:"id"`
+	Number               int64           `json:"number"`
+	ClientID             *string         `json:"client_id"`
+	ClientName           string          `json:"client_name"`
+	Status               string          `json:"status"`
+	Items                []Item          `json:"items"`
+	SubtotalCents        int64           `json:"subtotal_cents"`
+	DiscountCents        int64           `json:"discount_cents"`
+	AdditionalCostsCents int64           `json:"additional_costs_cents"`
+	TotalCents           int64           `json:"total_cents"`
+	RecurringTotalCents  int64           `json:"recurring_total_cents"`
+	PaymentPlan          json.RawMessage `json:"payment_plan"`
+	ValidUntil           *apitime.Time   `json:"valid_until"`
+	ApprovedAt           *apitime.Time   `json:"approved_at"`
+	RejectedAt           *apitime.Time   `json:"rejected_at"`
+	CreatedAt            apitime.Time    `json:"created_at"`
+	UpdatedAt            apitime.Time    `json:"updated_at"`
+}
+
+// View renders the GET representation.
+func (q *Quote) View() View {
+	items := q.Items
+	if items == nil {
+		items = []Item{}
+	}
+	return View{Object: "quote", ID: q.ID, Number: q.Number, ClientID: q.ClientID, ClientName: q.ClientName,
+		Status: q.Status, Items: items, SubtotalCents: q.SubtotalCents, DiscountCents: q.DiscountCents,
+		AdditionalCostsCents: q.AdditionalCostsCents, TotalCents: q.TotalCents, RecurringTotalCents: q.RecurringTotalCents,
+		PaymentPlan: q.PaymentPlan, ValidUntil: at(q.ValidUntil), ApprovedAt: at(q.ApprovedAt), RejectedAt: at(q.RejectedAt),
+		CreatedAt: apitime.At(q.CreatedAt), UpdatedAt: apitime.At(q.UpdatedAt)}
+}
+
+func at(t *time.Time) *apitime.Time {
+	if t == nil {
+		return nil
+	}
+	v := apitime.At(*t)
+	return &v
+}
+
+// Get reads a quote; forUpdate locks it (conversions).
+func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Quote, error) {
+	if !ids.Valid("quo", id) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	q := new(Quote)
+	sel := tx.NewSelect().Model(q).Where("id = ?", id)
+	if forUpdate {
+		sel = sel.For("UPDATE")
+	}
+	if err := sel.Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return q, nil
+}
+
+// Input creates a quote (dashboard action).
+type Input struct {
+	ClientID             *string         `json:"client_id"`
+	ClientName           string          `json:"client_name"`
+	Items                []Item          `json:"items"`
+	DiscountCents        int64           `json:"discount_cents"`
+	AdditionalCostsCents int64           `json:"additional_costs_cents"`
+	RecurringTotalCents  int64           `json:"recurring_total_cents"`
+	PaymentPlan          json.RawMessage `json:"payment_plan"`
+	Notes                string          `json:"notes"`
+	ValidUntil           *apitime.Time   `json:"valid_until"`
+	Status               string          `json:"status"`
+}
+
+// Create stores a quote with the company's next quote number.
+func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now time.Time) (*Quote, error) {
+	var f apierr.Fields
+	if strings.TrimSpace(in.ClientName) == "" {
+		f.Add("client_name", "required")
+	}
+	if in.Status == "" {
+		in.Status = StatusDraft
+	}
+	if !slices.Contains([]string{StatusDraft, StatusSent, StatusApproved, StatusRejected, StatusCanceled, StatusExpired}, in.Status) {
+		f.Add("status", "invalid_value")
+	}
+	var subtotal int64
+	for _, it := range in.Items {
+		subtotal += it.TotalCents
+	}
+	if in.DiscountCents < 0 || in.AdditionalCostsCents < 0 || in.RecurringTotalCents < 0 {
+		f.Add("discount_cents", "out_of_range")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	n, err := numbering.Next(ctx, tx, companyID, "quote")
+	if err != nil {
+		return nil, err
+	}
+	q := &Quote{ID: ids.New("quo"), CompanyID: companyID, Number: n, ClientID: in.ClientID, ClientName: strings.TrimSpace(in.ClientName),
+		Status: in.Status, Items: in.Items, SubtotalCents: subtotal, DiscountCents: in.DiscountCents,
+		AdditionalCostsCents: in.AdditionalCostsCents, TotalCents: subtotal - in.DiscountCents + in.AdditionalCostsCents,
+		RecurringTotalCents: in.RecurringTotalCents, PaymentPlan: in.PaymentPlan, Notes: in.Notes,
+		CreatedAt: now, UpdatedAt: now}
+	if q.Items == nil {
+		q.Items = []Item{}
+	}
+	if in.ValidUntil != nil {
+		t := in.ValidUntil.Time
+		q.ValidUntil = &t
+	}
+	if q.Status == StatusApproved {
+		q.ApprovedAt = &now
+	}
+	if _, err := tx.NewInsert().Model(q).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("quotes: create: %w", err)
+	}
+	return q, nil
+}
+
+// SetStatus changes the status (dashboard action). An approved or canceled
+// quote refuses updates (409), except cancelling an approved one that was
+// not converted.
+func SetStatus(ctx context.Context, tx bun.IDB, id, status string, now time.Time) (*Quote, error) {
+	q, err := Get(ctx, tx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains([]string{StatusDraft, StatusSent, StatusApproved, StatusRejected, StatusCanceled, StatusExpired}, status) {
+		return nil, apierr.Invalid("status", "invalid_value")
+	}
+	if q.Status == StatusCanceled || (q.Status == StatusApproved && status != StatusCanceled) ||
+		(q.Status == StatusApproved && (q.ConvertedOrderID != nil || q.ConvertedSaleID != nil)) {
+		return nil, apierr.New(apierr.Conflict)
+	}
+	q.Status, q.UpdatedAt = status, now
+	switch status {
+	case StatusApproved:
+		q.ApprovedAt = &now
+	case StatusRejected:
+		q.RejectedAt = &now
+	}
+	if _, err := tx.NewUpdate().Model(q).Column("status", "approved_at", "rejected_at", "updated_at").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("quotes: set status: %w", err)
+	}
+	return q, nil
+}
