@@ -28,7 +28,7 @@ func TestRowLevelSecurityIsTheNet(t *testing.T) {
 	}
 	for _, table := range []string{"companies", "members", "api_keys", "service_order_types"} {
 		var n int
-		if err := db.NewRaw("SELECT count(*) FROM " + table).Scan(ctx, &n); err != nil {
+		if err := db.NewRaw("SELECT count(*) FROM "+table).Scan(ctx, &n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 0 {

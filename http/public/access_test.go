@@ -341,9 +341,9 @@ func TestBodyRules(t *testing.T) {
 	api := testkit.NewAPI(t, testkit.APIOptions{})
 	for _, tc := range []struct {
 		name, ct string
-		body       string
-		status     int
-		code       string
+		body     string
+		status   int
+		code     string
 	}{
 		{"broken json", "application/json", `{"name":`, 400, "invalid_request"},
 		{"not an object", "application/json", `[1,2]`, 400, "invalid_request"},

@@ -1,0 +1,138 @@
+// Package finance holds accounts and financial transactions, the ledger that
+// sales (receivables and received payments) and completed service orders
+// (revenue) post to. Financial entries emit financial_transaction.* events.
+package finance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+)
+
+// Account is a finance account.
+type Account struct {
+	bun.BaseModel `bun:"table:finance_accounts"`
+
+	ID                  string    `bun:"id,pk"`
+	CompanyID           string    `bun:"company_id"`
+	Name                string    `bun:"name"`
+	Kind                string    `bun:"kind"`
+	IsDefault           bool      `bun:"is_default"`
+	OpeningBalanceCents int64     `bun:"opening_balance_cents"`
+	CreatedAt           time.Time `bun:"created_at"`
+	UpdatedAt           time.Time `bun:"updated_at"`
+}
+
+// Transaction is a financial transaction.
+type Transaction struct {
+	bun.BaseModel `bun:"table:financial_transactions"`
+
+	ID              string        `bun:"id,pk"`
+	CompanyID       string        `bun:"company_id"`
+	AccountID       *string       `bun:"account_id"`
+	Kind            string        `bun:"kind"`
+	Status          string        `bun:"status"`
+	Description     string        `bun:"description"`
+	AmountCents     int64         `bun:"amount_cents"`
+	TransactionDate apitime.Date  `bun:"transaction_date,type:date"`
+	DueDate         *apitime.Date `bun:"due_date,type:date"`
+	PaymentDate     *apitime.Date `bun:"payment_date,type:date"`
+	SaleID          *string       `bun:"sale_id"`
+	InstallmentID   *string       `bun:"installment_id"`
+	PaymentID       *string       `bun:"payment_id"`
+	ServiceOrderID  *string       `bun:"service_order_id"`
+	CreatedAt       time.Time     `bun:"created_at"`
+	UpdatedAt       time.Time     `bun:"updated_at"`
+}
+
+// View is the GET representation of a financial transaction.
+type View struct {
+	Object          string        `json:"object"`
+	ID              string        `json:"id"`
+	AccountID       *string       `json:"account_id"`
+	Kind            string        `json:"kind"`
+	Status          string        `json:"status"`
+	Description     string        `json:"description"`
+	AmountCents     int64         `json:"amount_cents"`
+	TransactionDate apitime.Date  `json:"transaction_date"`
+	DueDate         *apitime.Date `json:"due_date"`
+	PaymentDate     *apitime.Date `json:"payment_date"`
+	SaleID          *string       `json:"sale_id"`
+	ServiceOrderID  *string       `json:"service_order_id"`
+	CreatedAt       apitime.Time  `json:"created_at"`
+	UpdatedAt       apitime.Time  `json:"updated_at"`
+}
+
+// View renders the GET representation.
+func (t *Transaction) View() View {
+	return View{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID, Kind: t.Kind, Status: t.Status,
+		Description: t.Description, AmountCents: t.AmountCents, TransactionDate: t.TransactionDate, DueDate: t.DueDate,
+		PaymentDate: t.PaymentDate, SaleID: t.SaleID, ServiceOrderID: t.ServiceOrderID,
+		CreatedAt: apitime.At(t.CreatedAt), UpdatedAt: apitime.At(t.UpdatedAt)}
+}
+
+// ResolveAccount returns the account to post to: the given id (which must
+// belong to the company: 404 otherwise) or the company's default account
+// (nil when it has none).
+func ResolveAccount(ctx context.Context, tx bun.IDB, accountID *string) (*string, error) {
+	if accountID != nil {
+		a := new(Account)
+		if err := tx.NewSelect().Model(a).Where("id = ?", *accountID).Scan(ctx); err != nil {
+			return nil, apierr.NoRows(err)
+		}
+		return &a.ID, nil
+	}
+	a := new(Account)
+	err := tx.NewSelect().Model(a).Where("is_default").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finance: default account: %w", err)
+	}
+	return &a.ID, nil
+}
+
+// Post inserts a transaction (id, timestamps and company filled in).
+func Post(ctx context.Context, tx bun.IDB, companyID string, t *Transaction, now time.Time) error {
+	t.ID = ids.New("ftx")
+	t.CompanyID = companyID
+	t.CreatedAt, t.UpdatedAt = now, now
+	if t.Status == "" {
+		t.Status = "open"
+	}
+	if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
+		return fmt.Errorf("finance: post: %w", err)
+	}
+	return nil
+}
+
+// CreateAccount adds an account (dashboard action); the first account of a
+// company, or one marked default, becomes the default.
+func CreateAccount(ctx context.Context, tx bun.IDB, companyID, name string, makeDefault bool, now time.Time) (*Account, error) {
+	if name == "" {
+		return nil, apierr.Invalid("name", "required")
+	}
+	n, err := tx.NewSelect().Model((*Account)(nil)).Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("finance: count accounts: %w", err)
+	}
+	a := &Account{ID: ids.New("acc"), CompanyID: companyID, Name: name, Kind: "checking", IsDefault: makeDefault || n == 0, CreatedAt: now, UpdatedAt: now}
+	if a.IsDefault {
+		if _, err := tx.NewUpdate().Model((*Account)(nil)).Set("is_default = false").Where("is_default").Exec(ctx); err != nil {
+			return nil, fmt.Errorf("finance: clear default: %w", err)
+		}
+	}
+	if _, err := tx.NewInsert().Model(a).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("finance: create account: %w", err)
+	}
+	return a, nil
+}
