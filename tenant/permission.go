@@ -73,3 +73,16 @@ func (p Permission) canonical() Permission {
 	}
 	return p
 }
+
+// AllPermissions lists every current permission (legacy names excluded),
+// sorted: the demo and benchmark keys hold them all.
+func AllPermissions() []string {
+	var out []string
+	for m, actions := range Modules {
+		for _, a := range actions {
+			out = append(out, m+":"+a)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -5,6 +5,7 @@
 //	migrate   apply database migrations as the owner
 //	admin     dashboard actions from the shell, through the admin API
 //	openapi   print the generated OpenAPI document
+//	bench     run the benchmark scenarios and print their figures
 //
 // Run `oficina <subcommand> -h` for its flags; every flag also reads an
 // environment variable named in its help.
@@ -45,6 +46,7 @@ func commands() []command {
 		{"migrate", "apply database migrations as the owner of DATABASE_URL", runMigrate},
 		{"admin", "dashboard actions through the admin API (oficina admin help)", runAdmin},
 		{"openapi", "print the generated OpenAPI document", runOpenAPI},
+		{"bench", "run the benchmark scenarios and print their figures (make bench)", runBench},
 	}
 }
 

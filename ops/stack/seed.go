@@ -65,7 +65,7 @@ func seed(ctx context.Context, db *bun.DB, bus *tenant.Bus, dataDir string, out 
 			}
 		}
 		key, err = tenant.CreateKey(ctx, tx, companyID, tenant.KeyInput{
-			MemberID: owner.ID, Name: "demo", Permissions: allPermissions(),
+			MemberID: owner.ID, Name: "demo", Permissions: tenant.AllPermissions(),
 		}, now)
 		return err
 	})
@@ -105,14 +105,5 @@ func createDemo(ctx context.Context, db *bun.DB, now time.Time) (string, error) 
 	return c.ID, err
 }
 
-func allPermissions() []string {
-	var out []string
-	for m, actions := range tenant.Modules {
-		for _, a := range actions {
-			out = append(out, m+":"+a)
-		}
-	}
-	return out
-}
 
 func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"oficina/ops/bench"
+	"oficina/ops/config"
+	"oficina/ops/stack"
+)
+
+// runBench starts the whole stack in this process against its own database
+// (oficina_bench on the DATABASE_URL server), runs every scenario and prints
+// one `name value unit` line per figure, then writes them as JSON.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var (
+		duration time.Duration
+		runs     int
+		only     string
+		out      string
+	)
+	cfg, _, err := config.Parse("bench", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&duration, "duration", 5*time.Second, "length of each measured run")
+		fs.IntVar(&runs, "runs", 3, "runs per scenario; figures are medians")
+		fs.StringVar(&only, "only", "", "regexp selecting scenarios")
+		fs.StringVar(&out, "out", "var/bench/latest.json", "where to write the figures as JSON")
+	})
+	if err != nil {
+		return err
+	}
+	sel, err := regexp.Compile(only)
+	if err != nil {
+		return fmt.Errorf("-only: %w", err)
+	}
+	u, err := url.Parse(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	u.Path = "/oficina_bench"
+	cfg.DatabaseURL = u.String()
+	cfg.HTTPAddr, cfg.AdminAddr, cfg.NATSPort = "127.0.0.1:0", "127.0.0.1:0", -1
+	if cfg.DataDir, err = os.MkdirTemp("", "oficina-bench-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(cfg.DataDir)
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	cfg.AdminToken = hex.EncodeToString(raw[:])
+	// Request logs off: the figures measure the API, not stderr.
+	log := newLogger(stderr, "warn")
+	slog.SetDefault(log)
+
+	ready := make(chan [2]string, 1)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		done <- stack.Run(sctx, stack.Options{Config: cfg, Embedded: true, Migrate: true, Logger: log,
+			Ready: func(p, a string) { ready <- [2]string{p, a} }})
+	}()
+	var addrs [2]string
+	select {
+	case addrs = <-ready:
+	case err := <-done:
+		return fmt.Errorf("bench: stack: %w", err)
+	}
+	env := &bench.Env{BaseURL: "http://" + addrs[0], AdminURL: "http://" + addrs[1], AdminToken: cfg.AdminToken,
+		Client: &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}}}
+	var figures []bench.Figure
+	for _, sc := range bench.Scenarios() {
+		if !sel.MatchString(sc.Name) {
+			continue
+		}
+		fs, err := bench.Measure(ctx, env, sc, bench.Config{Duration: duration, Runs: runs})
+		if err != nil {
+			return err
+		}
+		for _, f := range fs {
+			fmt.Fprintf(stdout, "%s %.2f %s\n", f.Name, f.Value, f.Unit)
+		}
+		figures = append(figures, fs...)
+	}
+	stop()
+	<-done
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(map[string]any{"taken_at": time.Now().UTC().Format(time.RFC3339), "figures": figures}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Call sends a request and decodes a JSON answer into out (when non-nil);
+// a status other than want is an error.
+func (e *Env) Call(ctx context.Context, method, url, bearer string, body, out any, want int) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// Admin calls the admin API.
+func (e *Env) Admin(ctx context.Context, method, path string, body, out any, want int) error {
+	return e.Call(ctx, method, e.AdminURL+"/admin/v1"+path, e.AdminToken, body, out, want)
+}
+
+// Public calls the public API with key.
+func (e *Env) Public(ctx context.Context, method, path, key string, body, out any, want int) error {
+	return e.Call(ctx, method, e.BaseURL+"/public/v1"+path, key, body, out, want)
+}
+
+// Tenant is a benchmark company with an owner key holding every permission.
+type Tenant struct {
+	CompanyID string
+	OwnerID   string
+	Key       string
+}
+
+// NewTenant creates a Supra company without a rate ceiling (the limiter is
+// measured by its own scenario), its owner and a key.
+func (e *Env) NewTenant(ctx context.Context, name string, perms []string) (*Tenant, error) {
+	var co struct{ ID string }
+	if err := e.Admin(ctx, "POST", "/companies", map[string]any{"name": name, "plan": "supra", "rate_limit_unlimited": true}, &co, 201); err != nil {
+		return nil, err
+	}
+	var m struct{ ID string }
+	if err := e.Admin(ctx, "POST", "/companies/"+co.ID+"/members", map[string]any{"name": "Owner", "role": "OWNER"}, &m, 201); err != nil {
+		return nil, err
+	}
+	var k struct{ Secret string }
+	if err := e.Admin(ctx, "POST", "/companies/"+co.ID+"/api_keys", map[string]any{"member_id": m.ID, "name": "bench", "permissions": perms}, &k, 201); err != nil {
+		return nil, err
+	}
+	return &Tenant{CompanyID: co.ID, OwnerID: m.ID, Key: k.Secret}, nil
+}
