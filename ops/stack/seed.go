@@ -105,5 +105,4 @@ func createDemo(ctx context.Context, db *bun.DB, now time.Time) (string, error) 
 	return c.ID, err
 }
 
-
 func ptr[T any](v T) *T { return &v }
