@@ -62,21 +62,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(stderr, "warn")
 	slog.SetDefault(log)
 
-	ready := make(chan [2]string, 1)
+	ready := make(chan stack.Addrs, 1)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
 		done <- stack.Run(sctx, stack.Options{Config: cfg, Embedded: true, Migrate: true, Logger: log,
-			Ready: func(p, a string) { ready <- [2]string{p, a} }})
+			Ready: func(a stack.Addrs) { ready <- a }})
 	}()
-	var addrs [2]string
+	var addrs stack.Addrs
 	select {
 	case addrs = <-ready:
 	case err := <-done:
 		return fmt.Errorf("bench: stack: %w", err)
 	}
-	env := &bench.Env{BaseURL: "http://" + addrs[0], AdminURL: "http://" + addrs[1], AdminToken: cfg.AdminToken,
+	env := &bench.Env{BaseURL: "http://" + addrs.Public, AdminURL: "http://" + addrs.Admin, AdminToken: cfg.AdminToken,
 		Client: &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}}}
 	var figures []bench.Figure
 	for _, sc := range bench.Scenarios() {
@@ -92,6 +92,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		figures = append(figures, fs...)
 	}
+	if sel.MatchString("ceiling") {
+		ceil, err := ceilings(ctx, cfg.DatabaseURL, addrs.NATS, duration)
+		if err != nil {
+			return err
+		}
+		for _, f := range ceil {
+			fmt.Fprintf(stdout, "%s %.2f %s\n", f.Name, f.Value, f.Unit)
+		}
+		ratios := bench.Ratios(figures, ceil)
+		for _, f := range ratios {
+			fmt.Fprintf(stdout, "%s %.3f %s\n", f.Name, f.Value, f.Unit)
+		}
+		figures = append(append(figures, ceil...), ratios...)
+	}
 	stop()
 	<-done
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -102,4 +116,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// ceilings measures pgbench -N/-S at 32 clients and a bare JetStream
+// publish rate on the same machine, in the same run.
+func ceilings(ctx context.Context, dbURL, natsURL string, d time.Duration) ([]bench.Figure, error) {
+	figs, err := bench.PGBench(ctx, dbURL, 32, d)
+	if err != nil {
+		return nil, err
+	}
+	if natsURL != "" {
+		f, err := bench.NATSPublish(ctx, natsURL, d)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
 }

@@ -31,6 +31,9 @@ type Op func(ctx context.Context, worker, iter int) error
 type Scenario struct {
 	Name    string // figure prefix, e.g. "me_get"
 	Clients int    // concurrent clients (default 32)
+	// Ceiling names the machine figure this scenario is compared with
+	// (pgbench_s_tps for reads, pgbench_n_tps for writes, nats_pub_per_s).
+	Ceiling string
 	Prepare func(ctx context.Context, env *Env) (Op, error)
 }
 
@@ -141,4 +144,25 @@ func median(v []float64) float64 {
 		return 0
 	}
 	return s[len(s)/2]
+}
+
+// Ratios divides each scenario's rate by its ceiling: <figure>_to_ceiling.
+func Ratios(figures, ceilings []Figure) []Figure {
+	ceil := map[string]float64{}
+	for _, c := range ceilings {
+		ceil[c.Name] = c.Value
+	}
+	var out []Figure
+	for _, sc := range Scenarios() {
+		c := ceil[sc.Ceiling]
+		if c == 0 {
+			continue
+		}
+		for _, f := range figures {
+			if f.Name == sc.Name+"_rps" {
+				out = append(out, Figure{f.Name + "_to_ceiling", f.Value / c, "ratio"})
+			}
+		}
+	}
+	return out
 }

@@ -13,7 +13,7 @@ func Scenarios() []Scenario {
 
 // meGet: GET /me with authentication and permission layers (issue 2).
 func meGet() Scenario {
-	return Scenario{Name: "me_get", Prepare: func(ctx context.Context, env *Env) (Op, error) {
+	return Scenario{Name: "me_get", Ceiling: "pgbench_s_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
 		t, err := env.NewTenant(ctx, "bench me", tenant.AllPermissions())
 		if err != nil {
 			return nil, err

@@ -41,20 +41,27 @@ type Options struct {
 	Out      io.Writer // human-readable start-up lines (keys, URLs)
 	Logger   *slog.Logger
 	// Ready, when set, is called once both listeners accept requests.
-	Ready func(publicAddr, adminAddr string)
+	Ready func(Addrs)
+}
+
+// Addrs are where a started process listens.
+type Addrs struct {
+	Public, Admin string // host:port
+	NATS          string // client URL of the NATS in use ("" without one)
 }
 
 // Stack is a running process.
 type Stack struct {
-	opts   Options
-	log    *slog.Logger
-	ready  atomic.Bool
-	nats   *natsembed.Server
-	nc     *nats.Conn
-	db     *bun.DB
-	bus    *tenant.Bus
-	public *http.Server
-	admin  *http.Server
+	natsURL string
+	opts    Options
+	log     *slog.Logger
+	ready   atomic.Bool
+	nats    *natsembed.Server
+	nc      *nats.Conn
+	db      *bun.DB
+	bus     *tenant.Bus
+	public  *http.Server
+	admin   *http.Server
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
@@ -77,7 +84,7 @@ func Run(ctx context.Context, o Options) error {
 	s.ready.Store(true)
 	fmt.Fprintf(o.Out, "public API  http://%s/public/v1  (OpenAPI: /openapi.json, UI: /docs)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n", displayAddr(pl.Addr()), displayAddr(al.Addr()))
 	if o.Ready != nil {
-		o.Ready(pl.Addr().String(), al.Addr().String())
+		o.Ready(Addrs{Public: pl.Addr().String(), Admin: al.Addr().String(), NATS: s.natsURL})
 	}
 	select {
 	case <-ctx.Done():
@@ -127,6 +134,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	s.natsURL = cfg.NATSURL
 	if cfg.NATSURL != "" {
 		s.nc, err = nats.Connect(cfg.NATSURL, nats.Name("oficina"), nats.MaxReconnects(-1))
 		if err != nil {

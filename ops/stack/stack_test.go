@@ -49,7 +49,7 @@ func TestDevStackServesTheSeededKey(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- stack.Run(ctx, stack.Options{Config: cfg, Embedded: true, Migrate: true, Seed: true, Out: &out,
-			Ready: func(p, a string) { ready <- [2]string{p, a} }})
+			Ready: func(a stack.Addrs) { ready <- [2]string{a.Public, a.Admin} }})
 	}()
 	var addrs [2]string
 	select {
