@@ -30,6 +30,10 @@ test-race: pg ## every test under the race detector
 bench: pg ## run the benchmark scenarios and print their figures
 	$(GO) run ./cmd/oficina bench
 
+.PHONY: fuzz
+fuzz: pg ## run every fuzz target for FUZZTIME each (default 10s)
+	@ops/scripts/fuzz.sh
+
 .PHONY: lint
 lint: ## gofmt, go vet, and generated files up to date
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
