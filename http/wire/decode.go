@@ -106,6 +106,9 @@ func decodeError(err error) error {
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		if name == "" {
+			name = "body" // a member with an empty name still needs a param to point at
+		}
 		return apierr.Invalid(name, "unknown_field")
 	}
 	return apierr.Wrap(apierr.InvalidRequest, err)

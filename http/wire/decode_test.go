@@ -55,6 +55,7 @@ func TestDecodeNamesTheInvalidField(t *testing.T) {
 		{`{"items":[{"Q":"a"}]}`, apierr.ValidationFailed, "items.Q", "invalid_type"},
 		{`{"optional":5}`, apierr.ValidationFailed, "optional", "invalid_type"},
 		{`{"bogus":1}`, apierr.ValidationFailed, "bogus", "unknown_field"},
+		{`{"":""}`, apierr.ValidationFailed, "body", "unknown_field"},
 		{`{"name":"a","name":"b"}`, apierr.ValidationFailed, "name", "invalid_value"},
 		{`{"name":`, apierr.InvalidRequest, "", ""},
 		{`null`, apierr.InvalidRequest, "", ""},
