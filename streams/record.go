@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"oficina/streams/envelope"
 )
@@ -64,66 +65,151 @@ type Change struct {
 	ChangedFields []string
 }
 
-// Recorded is an event stored by Record.
+// Recorded is an event stored by Record (or a ping or resend), with the
+// deliveries created for it; the publisher sends both after commit.
 type Recorded struct {
-	ID        string
-	CompanyID string
-	Type      string
-	Body      []byte
+	ID         string
+	CompanyID  string
+	Type       string
+	Body       []byte
+	Deliveries []RecordedDelivery
+	// DeliveriesOnly marks pings and resends: the event is not published
+	// on EVENTS (a ping is not a fact; a resent event was published when
+	// it was recorded), only its deliveries.
+	DeliveriesOnly bool
+}
+
+// RecordedDelivery is a delivery row created with an event.
+type RecordedDelivery struct {
+	ID         string
+	EndpointID string
 }
 
 // OutboxEvent is a row of event_outbox.
 type OutboxEvent struct {
 	bun.BaseModel `bun:"table:event_outbox"`
 
-	ID          string     `bun:"id,pk"`
-	CompanyID   string     `bun:"company_id"`
-	Type        string     `bun:"type"`
-	Body        []byte     `bun:"body"`
-	OccurredAt  time.Time  `bun:"occurred_at"`
-	PublishedAt *time.Time `bun:"published_at"`
-	CreatedAt   time.Time  `bun:"created_at"`
+	ID            string     `bun:"id,pk"`
+	CompanyID     string     `bun:"company_id"`
+	Type          string     `bun:"type"`
+	Body          []byte     `bun:"body"`
+	OccurredAt    time.Time  `bun:"occurred_at"`
+	HasDeliveries bool       `bun:"has_deliveries"`
+	PublishedAt   *time.Time `bun:"published_at"`
+	CreatedAt     time.Time  `bun:"created_at"`
 }
 
 // Record stores the events of one write in tx (the write's own company
-// transaction). ".updated" changes that change nothing are skipped.
+// transaction) and, for each, one delivery per enabled endpoint of the
+// company subscribed to its type at this moment (spec 6.1). ".updated"
+// changes that change nothing are skipped.
 func Record(ctx context.Context, tx bun.IDB, w Write, changes ...Change) ([]Recorded, error) {
-	var out []Recorded
+	out := make([]Recorded, 0, len(changes))
 	for _, c := range changes {
-		obj, err := json.Marshal(c.Object)
+		r, skip, err := build(w, c)
 		if err != nil {
-			return nil, fmt.Errorf("streams: %s: marshal object: %w", c.Type, err)
+			return nil, err
 		}
-		fields := c.ChangedFields
-		if envelope.IsUpdate(c.Type) && fields == nil {
-			before, err := json.Marshal(c.Before)
-			if err != nil {
-				return nil, fmt.Errorf("streams: %s: marshal before: %w", c.Type, err)
-			}
-			if fields, err = envelope.ChangedFields(before, obj); err != nil {
-				return nil, fmt.Errorf("streams: %s: %w", c.Type, err)
-			}
+		if !skip {
+			out = append(out, r)
 		}
-		if envelope.IsUpdate(c.Type) && len(fields) == 0 {
-			continue // spec 6.3 rule 3
-		}
-		summarized := w.Actor.AlwaysSummarized()
-		if summarized {
-			fields = []string{}
-		}
-		ev, body, err := envelope.Build(envelope.Params{
-			Type: c.Type, OrganizationID: w.CompanyID, OccurredAt: w.At,
-			Object: obj, ChangedFields: fields, Summarize: summarized,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("streams: %s: %w", c.Type, err)
-		}
-		row := &OutboxEvent{ID: ev.ID, CompanyID: w.CompanyID, Type: c.Type, Body: body, OccurredAt: w.At.UTC(), CreatedAt: time.Now()}
-		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("streams: record %s: %w", c.Type, err)
-		}
-		out = append(out, Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: c.Type, Body: body})
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if err := insert(ctx, tx, w, out); err != nil {
+		return nil, err
 	}
 	collect(ctx, out)
 	return out, nil
+}
+
+// build makes the envelope of one change; skip reports an update that
+// changed nothing (spec 6.3 rule 3).
+func build(w Write, c Change) (r Recorded, skip bool, err error) {
+	if c.Type == PingType {
+		return r, false, fmt.Errorf("streams: %s is sent with Ping, not recorded", PingType)
+	}
+	obj, err := json.Marshal(c.Object)
+	if err != nil {
+		return r, false, fmt.Errorf("streams: %s: marshal object: %w", c.Type, err)
+	}
+	fields := c.ChangedFields
+	if envelope.IsUpdate(c.Type) && fields == nil {
+		before, err := json.Marshal(c.Before)
+		if err != nil {
+			return r, false, fmt.Errorf("streams: %s: marshal before: %w", c.Type, err)
+		}
+		if fields, err = envelope.ChangedFields(before, obj); err != nil {
+			return r, false, fmt.Errorf("streams: %s: %w", c.Type, err)
+		}
+	}
+	if envelope.IsUpdate(c.Type) && len(fields) == 0 {
+		return r, true, nil
+	}
+	summarized := w.Actor.AlwaysSummarized()
+	if summarized {
+		fields = []string{}
+	}
+	ev, body, err := envelope.Build(envelope.Params{
+		Type: c.Type, OrganizationID: w.CompanyID, OccurredAt: w.At,
+		Object: obj, ChangedFields: fields, Summarize: summarized,
+	})
+	if err != nil {
+		return r, false, fmt.Errorf("streams: %s: %w", c.Type, err)
+	}
+	return Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: c.Type, Body: body}, false, nil
+}
+
+// insertEvents stores the events and, in the same statement, finds the
+// company's enabled endpoints subscribed to each type ("*", the type, or its
+// family wildcard: the same rule as Matches). Endpoints added or enabled
+// later get nothing. One round trip when nobody is subscribed.
+const insertEvents = `
+WITH v AS (
+  SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) AS v(id, type, body)
+), m AS (
+  SELECT v.id AS event_id, e.id AS endpoint_id
+    FROM v JOIN webhook_endpoints e
+      ON e.company_id = ? AND e.status = 'enabled'
+     AND e.events && ARRAY['*', v.type, split_part(v.type, '.', 1) || '.*']
+), ins AS (
+  INSERT INTO event_outbox (id, company_id, type, body, occurred_at, has_deliveries, created_at)
+  SELECT v.id, ?, v.type, convert_to(v.body, 'UTF8'), ?, EXISTS (SELECT 1 FROM m WHERE m.event_id = v.id), ?
+    FROM v
+)
+SELECT event_id, endpoint_id FROM m ORDER BY endpoint_id`
+
+// insert stores the events, then their deliveries (two statements at most).
+func insert(ctx context.Context, tx bun.IDB, w Write, rs []Recorded) error {
+	now := time.Now()
+	evIDs, types, bodies := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
+	byID := make(map[string]*Recorded, len(rs))
+	for i := range rs {
+		evIDs[i], types[i], bodies[i] = rs[i].ID, rs[i].Type, string(rs[i].Body)
+		byID[rs[i].ID] = &rs[i]
+	}
+	var matches []struct {
+		EventID    string `bun:"event_id"`
+		EndpointID string `bun:"endpoint_id"`
+	}
+	err := tx.NewRaw(insertEvents, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
+		w.CompanyID, w.CompanyID, w.At.UTC(), now).Scan(ctx, &matches)
+	if err != nil {
+		return fmt.Errorf("streams: record events: %w", err)
+	}
+	if len(matches) == 0 {
+		return nil
+	}
+	ds := make([]Delivery, 0, len(matches))
+	for _, m := range matches {
+		r := byID[m.EventID]
+		d := RecordedDelivery{ID: NewDeliveryID(), EndpointID: m.EndpointID}
+		r.Deliveries = append(r.Deliveries, d)
+		ds = append(ds, newDelivery(d, *r, KindEvent, now))
+	}
+	if _, err := tx.NewInsert().Model(&ds).Exec(ctx); err != nil {
+		return fmt.Errorf("streams: record deliveries: %w", err)
+	}
+	return nil
 }

@@ -6,6 +6,8 @@
 //	admin     dashboard actions from the shell, through the admin API
 //	openapi   print the generated OpenAPI document
 //	bench     run the benchmark scenarios and print their figures
+//	relay     republish events left unpublished (and sweep, and send mail)
+//	events    events tail: print a company's events as they arrive
 //
 // Run `oficina <subcommand> -h` for its flags; every flag also reads an
 // environment variable named in its help.
@@ -47,6 +49,8 @@ func commands() []command {
 		{"admin", "dashboard actions through the admin API (oficina admin help)", runAdmin},
 		{"openapi", "print the generated OpenAPI document", runOpenAPI},
 		{"bench", "run the benchmark scenarios and print their figures (make bench)", runBench},
+		{"relay", "republish events left unpublished; retention sweeper and mail sender", runRelay},
+		{"events", "events tail --company <id> [--type sale.*]: print a company's events as they arrive", runEvents},
 	}
 }
 

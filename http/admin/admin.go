@@ -16,6 +16,8 @@ import (
 
 	"oficina/http/wire"
 	"oficina/schema/apierr"
+	"oficina/schema/webhooks"
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -29,6 +31,13 @@ type Deps struct {
 	Bus   *tenant.Bus
 	Now   func() time.Time
 	Log   *slog.Logger
+	// Destinations checks webhook URLs (nil: the production guard).
+	Destinations webhooks.URLChecker
+	// Publisher publishes the events of a dashboard write after commit
+	// (nil: the relay publishes them).
+	Publisher interface {
+		AfterCommit(ctx context.Context, events []streams.Recorded)
+	}
 }
 
 // Server is the admin API handler.
@@ -89,7 +98,8 @@ func (s *Server) company(changesAccess bool, fn op) http.HandlerFunc {
 		companyID := r.PathValue("company")
 		var status int
 		var body any
-		err := tenant.Tx(r.Context(), s.deps.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
+		ctx, recorded := streams.Collect(r.Context())
+		err := tenant.Tx(ctx, s.deps.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
 			// Row-level security hides other companies: a missing row here
 			// means no such company, answered 404 before any write.
 			if _, err := tenant.GetCompany(ctx, tx, companyID); err != nil {
@@ -99,6 +109,9 @@ func (s *Server) company(changesAccess bool, fn op) http.HandlerFunc {
 			status, body, err = fn(ctx, tx, r, companyID, s.deps.Now())
 			return err
 		})
+		if err == nil && s.deps.Publisher != nil {
+			s.deps.Publisher.AfterCommit(context.WithoutCancel(ctx), recorded())
+		}
 		if err == nil && changesAccess && s.deps.Bus != nil {
 			err = s.deps.Bus.Changed(r.Context(), companyID)
 		}

@@ -10,6 +10,7 @@ import (
 	"oficina/http/wire"
 	"oficina/schema/orders"
 	"oficina/schema/page"
+	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
 
@@ -32,6 +33,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST "+Prefix+"/companies/{company}/service_order_types", s.company(false, createType))
 	s.mux.HandleFunc("PATCH "+Prefix+"/companies/{company}/service_order_types/{id}", s.company(false, updateType))
 	s.recordRoutes()
+	s.webhookRoutes()
+	s.orderRoutes()
+	s.clientRoutes()
+	s.salesRoutes()
 }
 
 func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {
@@ -107,13 +112,18 @@ type rotateBody struct {
 	GracePeriodSeconds int64 `json:"grace_period_seconds"`
 }
 
-func rotateKey(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func rotateKey(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
 	in, err := decode[rotateBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
 	rot, err := tenant.RotateKey(ctx, tx, r.PathValue("id"), time.Duration(in.GracePeriodSeconds)*time.Second, now)
 	if err != nil {
+		return 0, nil, err
+	}
+	// Endpoints subscribed with the old key: disabled on "stop now",
+	// moved to the new key with a grace period (spec 3.3).
+	if err := webhooks.KeyRotated(ctx, tx, companyID, rot, now); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, rot, nil
@@ -123,13 +133,20 @@ type revokeBody struct {
 	Reason string `json:"reason"`
 }
 
-func revokeKey(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func revokeKey(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
 	in, err := decode[revokeBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
 	k, err := tenant.RevokeKey(ctx, tx, r.PathValue("id"), in.Reason, now)
-	return http.StatusOK, k, err
+	if err != nil {
+		return 0, nil, err
+	}
+	// A key revoked after public exposure disables its endpoints (3.3).
+	if err := webhooks.KeyRevoked(ctx, tx, companyID, k, now); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, k, nil
 }
 
 func listTypes(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {

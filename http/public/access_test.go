@@ -259,7 +259,7 @@ func TestRoutingErrors(t *testing.T) {
 		t.Fatalf("wrong method: %d %v %s", r.Status, r.Header, r.Raw)
 	}
 	// Unknown route is answered before authentication.
-	r = api.Do(t, testkit.Req{Method: "GET", Path: "/sales/x", Key: "garbage"})
+	r = api.Do(t, testkit.Req{Method: "GET", Path: "/finance/x", Key: "garbage"})
 	if r.Status != 404 {
 		t.Fatalf("unpublished area: %d", r.Status)
 	}

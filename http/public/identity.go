@@ -112,8 +112,3 @@ func (s *Server) listServiceOrderTypes(c fuego.ContextNoBody) (page.List[orders.
 	})
 	return out, err
 }
-
-// tx runs fn in the caller's company transaction.
-func (s *Server) tx(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return tenant.Tx(ctx, s.deps.DB, p.CompanyID(), fn)
-}

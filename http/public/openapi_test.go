@@ -34,6 +34,9 @@ func TestOpenAPIDocumentIsGeneratedAndCurrent(t *testing.T) {
 	if _, ok := doc.Components.Schemas["Body"]; !ok {
 		t.Error("error envelope schema missing")
 	}
+	if clashes := public.SchemaNameClashes(); len(clashes) > 0 {
+		t.Errorf("OpenAPI component names shared by several Go types (rename one): %v", clashes)
+	}
 	onDisk, err := os.ReadFile("../../docs/openapi.json")
 	if err != nil {
 		t.Fatal(err)

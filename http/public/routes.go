@@ -2,6 +2,7 @@ package public
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -65,7 +66,8 @@ func handle[T, B any](s *Server, method, path string, acc access, h func(fuego.C
 	full := Prefix + path
 	pattern := method + " " + full
 	hasBody := method == http.MethodPost || method == http.MethodPatch || method == http.MethodPut
-	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody}
+	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody, write: method != http.MethodGet}
+	noteSchemaTypes(reflect.TypeFor[T](), reflect.TypeFor[B]())
 	desc := "Permission: any valid key."
 	if !acc.anyKey {
 		desc = "Permission: `" + string(acc.perm) + "`."
@@ -105,6 +107,10 @@ func (s *Server) register() {
 	handle(s, http.MethodGet, "/service_order_types", need("service_orders:read"), s.listServiceOrderTypes,
 		tag("service_orders"), summary("Service order types"), pageParams())
 	handle(s, http.MethodGet, "/clients/{id}", need("clients:read"), s.getClient, tag("clients"), summary("Read a client record"))
+	s.orderRoutes()
+	s.leadRoutes()
+	s.webhookRoutes()
+	s.saleRoutes()
 }
 
 func pageParams() func(*fuego.BaseRoute) {

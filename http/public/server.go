@@ -19,9 +19,13 @@ import (
 	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
+	"oficina/dispatch/destguard"
 	"oficina/http/wire"
 	"oficina/schema/apierr"
+	"oficina/schema/idempotency"
+	"oficina/schema/webhooks"
 	"oficina/tenant"
+	"oficina/tenant/ratelimit"
 )
 
 // Prefix of every public route.
@@ -33,12 +37,25 @@ type Deps struct {
 	Auth   *tenant.Authenticator
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Guard runs after authentication and before the permission layers:
-	// the company rate limit (issue 3). Nil means none.
+	// Limiter is the company rate limit of part 8, run after
+	// authentication and before the permission layers. Nil means none.
+	Limiter *ratelimit.Limiter
+	// AuthFailuresPerMinute is the per-address ceiling of authentication
+	// failures (5 item 3): 0 means ratelimit.DefaultAuthFailures, negative
+	// turns the throttle off.
+	AuthFailuresPerMinute int
+	// IdempotencyTTL is how long a stored response is replayed (default
+	// 24 h, part 8).
+	IdempotencyTTL time.Duration
+	// Guard runs after the rate limit and before the permission layers.
+	// Nil means none.
 	Guard Guard
 	// Publisher publishes events after a write commits. Nil: the relay
 	// alone publishes them.
 	Publisher Publisher
+	// Destinations checks webhook endpoint URLs (spec 6.5). Nil: the
+	// production guard (public addresses only, system resolver).
+	Destinations webhooks.URLChecker
 	// Observe is told each finished request (metrics). Nil means none.
 	Observe func(route, method string, status int, d time.Duration)
 	// TrustProxy makes the client IP the first X-Forwarded-For entry; off
@@ -53,10 +70,11 @@ type Guard interface {
 
 // Server is the public API handler.
 type Server struct {
-	deps    Deps
-	f       *fuego.Server
-	routes  map[string]*route // by ServeMux pattern
-	openapi []byte
+	deps     Deps
+	throttle *ratelimit.Throttle
+	f        *fuego.Server
+	routes   map[string]*route // by ServeMux pattern
+	openapi  []byte
 }
 
 // access is a route's declared permission.
@@ -72,6 +90,7 @@ type route struct {
 	pattern string
 	access  access
 	body    bool
+	write   bool // takes an Idempotency-Key
 }
 
 // New builds the server and registers every route.
@@ -82,7 +101,23 @@ func New(d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.Destinations == nil {
+		g, err := destguard.New(destguard.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("public: destination guard: %w", err)
+		}
+		d.Destinations = g
+	}
+	if d.IdempotencyTTL <= 0 {
+		d.IdempotencyTTL = idempotency.TTL
+	}
 	s := &Server{deps: d, routes: map[string]*route{}}
+	switch {
+	case d.AuthFailuresPerMinute == 0:
+		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.Now)
+	case d.AuthFailuresPerMinute > 0:
+		s.throttle = ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.Now)
+	}
 	s.f = fuego.NewServer(
 		fuego.WithoutLogger(),
 		fuego.WithoutStartupMessages(),
@@ -171,17 +206,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pipeline authenticates, guards and authorises, then runs the handler.
+// pipeline runs the steps of DESIGN.md in order — auth-failure throttle,
+// key, company rate limit, permission layers, body rules, idempotency —
+// then the handler. A 401 spends no budget; a 403 does.
 func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
-	tok, err := tenant.BearerToken(r.Header.Get("Authorization"))
+	p, err := s.authenticate(w, r)
 	if err != nil {
-		return apierr.New(apierr.APIKeyInvalid)
+		return err
 	}
-	p, err := s.deps.Auth.Authenticate(r.Context(), tok, s.clientIP(r))
-	if err != nil {
-		if errors.Is(err, tenant.ErrInvalidKey) {
-			return apierr.New(apierr.APIKeyInvalid)
-		}
+	if err := s.limit(w, r, p); err != nil {
 		return err
 	}
 	if s.deps.Guard != nil {
@@ -197,7 +230,17 @@ func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
 			return err
 		}
 	}
-	s.f.Mux.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), p)))
+	r = r.WithContext(withPrincipal(r.Context(), p))
+	if rt.write {
+		key, ok, err := idempotencyKey(r)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return s.idempotent(w, r, p, key)
+		}
+	}
+	s.f.Mux.ServeHTTP(w, r)
 	return nil
 }
 

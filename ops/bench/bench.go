@@ -21,6 +21,9 @@ type Env struct {
 	AdminURL   string // admin API
 	AdminToken string
 	Client     *http.Client
+	// HookURL is a webhook receiver the stack may deliver to; scenarios
+	// subscribe their companies to it. Empty: no endpoints.
+	HookURL string
 }
 
 // Op is one request of a scenario; worker and iteration let scenarios vary

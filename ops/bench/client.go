@@ -82,3 +82,13 @@ func (e *Env) NewTenant(ctx context.Context, name string, perms []string) (*Tena
 	}
 	return &Tenant{CompanyID: co.ID, OwnerID: m.ID, Key: k.Secret}, nil
 }
+
+// Subscribe registers an endpoint of t for events. Benchmarks that only
+// need the delivery rows written point it at a receiver that need not
+// answer; Env.HookURL must be allowed by the stack's destination settings.
+func (e *Env) Subscribe(ctx context.Context, t *Tenant, events ...string) error {
+	if e.HookURL == "" {
+		return nil
+	}
+	return e.Public(ctx, "POST", "/webhook_endpoints", t.Key, map[string]any{"url": e.HookURL, "events": events}, nil, 201)
+}

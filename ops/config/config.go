@@ -27,6 +27,14 @@ type Config struct {
 	TrustProxy      bool          // take the client IP from X-Forwarded-For
 	ShutdownTimeout time.Duration // graceful shutdown budget
 	StreamReplicas  int           // JetStream replicas (1 dev, 3 cluster)
+	EventRetention  time.Duration // events and delivery log kept this long
+	// AllowPrivateDestinations lists CIDRs webhook URLs may use although
+	// not public (tests, dev); empty in production.
+	AllowPrivateDestinations string
+	SMTPAddr                 string // host:port; empty logs mail instead
+	SMTPUsername             string
+	SMTPPassword             string
+	MailFrom                 string
 }
 
 // Default returns the defaults.
@@ -42,6 +50,8 @@ func Default() Config {
 		AuthCacheTTL:    5 * time.Second,
 		ShutdownTimeout: 15 * time.Second,
 		StreamReplicas:  1,
+		EventRetention:  30 * 24 * time.Hour,
+		MailFrom:        "Oficina <no-reply@oficina.dev>",
 	}
 }
 
@@ -66,6 +76,12 @@ func (c *Config) settings() []setting {
 		{"trust-proxy", "OFICINA_TRUST_PROXY", "take the client IP from X-Forwarded-For", &c.TrustProxy},
 		{"shutdown-timeout", "OFICINA_SHUTDOWN_TIMEOUT", "graceful shutdown budget", &c.ShutdownTimeout},
 		{"stream-replicas", "OFICINA_STREAM_REPLICAS", "JetStream stream replicas", &c.StreamReplicas},
+		{"event-retention", "OFICINA_EVENT_RETENTION", "how long events and the delivery log are kept", &c.EventRetention},
+		{"allow-private-destinations", "OFICINA_ALLOW_PRIVATE_DESTINATIONS", "comma-separated CIDRs webhook URLs may use although not public (tests, dev only)", &c.AllowPrivateDestinations},
+		{"smtp-addr", "OFICINA_SMTP_ADDR", "SMTP server host:port; empty writes mail to the log", &c.SMTPAddr},
+		{"smtp-username", "OFICINA_SMTP_USERNAME", "SMTP username (PLAIN auth)", &c.SMTPUsername},
+		{"smtp-password", "OFICINA_SMTP_PASSWORD", "SMTP password", &c.SMTPPassword},
+		{"mail-from", "OFICINA_MAIL_FROM", "From address of mail to owners and admins", &c.MailFrom},
 	}
 }
 

@@ -62,6 +62,8 @@ type Stack struct {
 	bus     *tenant.Bus
 	public  *http.Server
 	admin   *http.Server
+	events  *eventParts
+	sweeper func() // stops the idempotency sweeper
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
@@ -147,8 +149,17 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if s.bus, err = tenant.NewBus(auth, s.nc); err != nil {
 		return nil, nil, err
 	}
+	if s.events, err = s.startEvents(ctx, cfg); err != nil {
+		return nil, nil, err
+	}
+	limiter, err := s.rateLimiter(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.sweeper = s.startSweeper(ctx)
 	m := metrics.New()
-	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustProxy: cfg.TrustProxy})
+	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustProxy: cfg.TrustProxy,
+		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -156,7 +167,8 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log})
+	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log, Destinations: s.events.destinations(),
+		Publisher: s.events.publisher()})
 	if s.opts.Seed {
 		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
 			return nil, nil, err
@@ -257,6 +269,10 @@ func (s *Stack) health(mux *http.ServeMux) {
 }
 
 func (s *Stack) close() {
+	if s.sweeper != nil {
+		s.sweeper()
+	}
+	s.events.stop()
 	if s.bus != nil {
 		s.bus.Close()
 	}

@@ -12,7 +12,9 @@ import (
 
 	"oficina/http/admin"
 	"oficina/http/public"
+	"oficina/schema/webhooks"
 	"oficina/tenant"
+	"oficina/tenant/ratelimit"
 )
 
 // API is a public and admin API on real HTTP over the test database.
@@ -29,6 +31,13 @@ type API struct {
 type APIOptions struct {
 	Now   func() time.Time
 	Guard public.Guard
+	// Publisher publishes events after commit (nil: nothing is published).
+	Publisher public.Publisher
+	// Destinations checks webhook URLs (nil: the production guard).
+	Destinations webhooks.URLChecker
+	// Limiter is the company rate limit (nil: none, so tests may send any
+	// number of requests).
+	Limiter *ratelimit.Limiter
 }
 
 // NewAPI starts both listeners for one test.
@@ -40,13 +49,15 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard})
+	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard,
+		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := &API{AdminToken: "test-admin-token", Auth: auth, Bus: bus, Public: pub}
 	ps := httptest.NewServer(pub)
-	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Token: a.AdminToken, Bus: bus, Now: o.Now}))
+	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
+		Publisher: o.Publisher}))
 	t.Cleanup(ps.Close)
 	t.Cleanup(as.Close)
 	a.URL, a.AdminURL, a.client = ps.URL, as.URL, ps.Client()

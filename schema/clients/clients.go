@@ -14,7 +14,9 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
+	"oficina/streams"
 )
 
 // Client is a stored client record.
@@ -88,7 +90,7 @@ func Get(ctx context.Context, tx bun.IDB, id string) (*Client, error) {
 	return c, nil
 }
 
-// Input creates a client (dashboard action; lead capture builds its own).
+// Input creates a client (dashboard action; lead capture fills one too).
 type Input struct {
 	Name      string        `json:"name"`
 	Email     *string       `json:"email"`
@@ -100,54 +102,135 @@ type Input struct {
 	BirthDate *apitime.Date `json:"birth_date"`
 }
 
-// MaxText bounds free-text fields (docs/api.md).
-const MaxText = 10000
+// Limits of client fields (docs/api.md).
+const (
+	// MaxText bounds free-text fields (notes).
+	MaxText = 10000
+	// MaxName bounds names and short texts (name, document, source).
+	MaxName = 200
+)
 
-// Create stores a new client. Contacts are normalised for de-duplication; a
-// contact already on another record is a 409 conflict.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now time.Time) (*Client, error) {
-	var f apierr.Fields
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
-		f.Add("name", "required")
-	} else if utf8.RuneCountInString(name) > 200 {
-		f.Add("name", "too_long")
-	}
-	c := &Client{ID: ids.New("cli"), CompanyID: companyID, Name: name, Status: "active", CreatedAt: now, UpdatedAt: now,
-		Document: in.Document, Source: in.Source, BirthDate: in.BirthDate}
+// Statuses of a client record; lead capture creates "lead" records.
+const (
+	StatusLead     = "lead"
+	StatusActive   = "active"
+	StatusInactive = "inactive"
+)
+
+func validStatus(s string) bool { return s == StatusLead || s == StatusActive || s == StatusInactive }
+
+// Build validates in and returns the record it would store, adding every
+// invalid field to f (so callers such as lead capture report them together
+// with their own). Blank contacts count as absent.
+func Build(companyID string, in Input, now time.Time, f *apierr.Fields) *Client {
+	c := &Client{ID: ids.New("cli"), CompanyID: companyID, Name: strings.TrimSpace(in.Name), Status: StatusActive,
+		CreatedAt: now, UpdatedAt: now, BirthDate: in.BirthDate}
+	checkName(f, "name", c.Name, true)
 	if in.Status != nil {
-		if *in.Status != "lead" && *in.Status != "active" && *in.Status != "inactive" {
+		if !validStatus(*in.Status) {
 			f.Add("status", "invalid_value")
 		}
 		c.Status = *in.Status
 	}
+	c.Document = shortText(f, "document", in.Document)
+	c.Source = shortText(f, "source", in.Source)
 	if in.Notes != nil {
 		if utf8.RuneCountInString(*in.Notes) > MaxText {
 			f.Add("notes", "too_long")
 		}
 		c.Notes = *in.Notes
 	}
-	if in.Email != nil && strings.TrimSpace(*in.Email) != "" {
-		e := strings.TrimSpace(*in.Email)
-		n, ok := NormalizeEmail(e)
-		if !ok {
-			f.Add("email", "invalid_value")
-		}
-		c.Email, c.EmailNormalized = &e, &n
+	c.setEmail(f, in.Email)
+	c.setPhone(f, in.Phone)
+	return c
+}
+
+func checkName(f *apierr.Fields, param, v string, required bool) {
+	switch n := utf8.RuneCountInString(v); {
+	case n == 0 && required:
+		f.Add(param, "required")
+	case n > MaxName:
+		f.Add(param, "too_long")
 	}
-	if in.Phone != nil && strings.TrimSpace(*in.Phone) != "" {
-		p := strings.TrimSpace(*in.Phone)
-		n, ok := NormalizePhone(p)
-		if !ok {
-			f.Add("phone", "invalid_value")
-		}
-		c.Phone, c.PhoneNormalized = &p, &n
+}
+
+// shortText trims an optional short text; blank is absent.
+func shortText(f *apierr.Fields, param string, v *string) *string {
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return nil
 	}
+	s := strings.TrimSpace(*v)
+	checkName(f, param, s, false)
+	return &s
+}
+
+// setEmail stores an e-mail with its normalised form; nil or blank clears it.
+func (c *Client) setEmail(f *apierr.Fields, v *string) {
+	c.Email, c.EmailNormalized = nil, nil
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return
+	}
+	e := strings.TrimSpace(*v)
+	n, ok := NormalizeEmail(e)
+	if !ok {
+		f.Add("email", "invalid_value")
+	}
+	c.Email, c.EmailNormalized = &e, &n
+}
+
+// setPhone stores a phone with its normalised form; nil or blank clears it.
+func (c *Client) setPhone(f *apierr.Fields, v *string) {
+	c.Phone, c.PhoneNormalized = nil, nil
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return
+	}
+	p := strings.TrimSpace(*v)
+	if utf8.RuneCountInString(p) > 40 {
+		f.Add("phone", "too_long")
+		return
+	}
+	n, ok := NormalizePhone(p)
+	if !ok {
+		f.Add("phone", "invalid_value")
+	}
+	c.Phone, c.PhoneNormalized = &p, &n
+}
+
+// Create stores a new client without recording an event (seeding and other
+// modules' fixtures); dashboard and API writes use CreateRecorded. A contact
+// already on another record is a 409 conflict.
+func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now time.Time) (*Client, error) {
+	var f apierr.Fields
+	c := Build(companyID, in, now, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewInsert().Model(c).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("clients: create: %w", err)
+	if err := insert(ctx, tx, c); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// CreateRecorded is Create as one write of w: it records client.created.
+func CreateRecorded(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Client, error) {
+	c, err := Create(ctx, tx, w.CompanyID, in, w.At)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: c.View()}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// insert stores c; a unique contact taken by another record is 409. A
+// unique violation aborts the transaction, which the caller then ends.
+func insert(ctx context.Context, tx bun.IDB, c *Client) error {
+	if _, err := tx.NewInsert().Model(c).Exec(ctx); err != nil {
+		if db.IsUniqueViolation(err) {
+			return apierr.Wrap(apierr.Conflict, err)
+		}
+		return fmt.Errorf("clients: create: %w", err)
+	}
+	return nil
 }

@@ -31,51 +31,68 @@ type Account struct {
 	UpdatedAt           time.Time `bun:"updated_at"`
 }
 
+// Statuses of a transaction. A sale's receivable becomes StatusSettled once
+// received payments (each its own paid transaction) cover it.
+const (
+	StatusOpen     = "open"
+	StatusPaid     = "paid"
+	StatusSettled  = "settled"
+	StatusCanceled = "canceled"
+)
+
 // Transaction is a financial transaction.
 type Transaction struct {
 	bun.BaseModel `bun:"table:financial_transactions"`
 
-	ID              string        `bun:"id,pk"`
-	CompanyID       string        `bun:"company_id"`
-	AccountID       *string       `bun:"account_id"`
-	Kind            string        `bun:"kind"`
-	Status          string        `bun:"status"`
-	Description     string        `bun:"description"`
-	AmountCents     int64         `bun:"amount_cents"`
-	TransactionDate apitime.Date  `bun:"transaction_date,type:date"`
-	DueDate         *apitime.Date `bun:"due_date,type:date"`
-	PaymentDate     *apitime.Date `bun:"payment_date,type:date"`
-	SaleID          *string       `bun:"sale_id"`
-	InstallmentID   *string       `bun:"installment_id"`
-	PaymentID       *string       `bun:"payment_id"`
-	ServiceOrderID  *string       `bun:"service_order_id"`
-	CreatedAt       time.Time     `bun:"created_at"`
-	UpdatedAt       time.Time     `bun:"updated_at"`
+	ID          string  `bun:"id,pk"`
+	CompanyID   string  `bun:"company_id"`
+	AccountID   *string `bun:"account_id"`
+	Kind        string  `bun:"kind"`
+	Status      string  `bun:"status"`
+	Description string  `bun:"description"`
+	AmountCents int64   `bun:"amount_cents"`
+	// OriginalAmountCents is set on a sale's receivable installment: the
+	// installment's amount, while AmountCents is what is still to receive.
+	OriginalAmountCents *int64        `bun:"original_amount_cents"`
+	TransactionDate     apitime.Date  `bun:"transaction_date,type:date"`
+	DueDate             *apitime.Date `bun:"due_date,type:date"`
+	PaymentDate         *apitime.Date `bun:"payment_date,type:date"`
+	SaleID              *string       `bun:"sale_id"`
+	InstallmentID       *string       `bun:"installment_id"`
+	PaymentID           *string       `bun:"payment_id"`
+	ServiceOrderID      *string       `bun:"service_order_id"`
+	CreatedAt           time.Time     `bun:"created_at"`
+	UpdatedAt           time.Time     `bun:"updated_at"`
 }
 
-// View is the GET representation of a financial transaction.
-type View struct {
-	Object          string        `json:"object"`
-	ID              string        `json:"id"`
-	AccountID       *string       `json:"account_id"`
-	Kind            string        `json:"kind"`
-	Status          string        `json:"status"`
-	Description     string        `json:"description"`
-	AmountCents     int64         `json:"amount_cents"`
-	TransactionDate apitime.Date  `json:"transaction_date"`
-	DueDate         *apitime.Date `json:"due_date"`
-	PaymentDate     *apitime.Date `json:"payment_date"`
-	SaleID          *string       `json:"sale_id"`
-	ServiceOrderID  *string       `json:"service_order_id"`
-	CreatedAt       apitime.Time  `json:"created_at"`
-	UpdatedAt       apitime.Time  `json:"updated_at"`
+// TransactionView is the GET representation of a financial transaction.
+type TransactionView struct {
+	Object      string  `json:"object"`
+	ID          string  `json:"id"`
+	AccountID   *string `json:"account_id"`
+	Kind        string  `json:"kind"`
+	Status      string  `json:"status"`
+	Description string  `json:"description"`
+	AmountCents int64   `json:"amount_cents"`
+	// OriginalAmountCents: see Transaction.
+	OriginalAmountCents *int64        `json:"original_amount_cents"`
+	TransactionDate     apitime.Date  `json:"transaction_date"`
+	DueDate             *apitime.Date `json:"due_date"`
+	PaymentDate         *apitime.Date `json:"payment_date"`
+	SaleID              *string       `json:"sale_id"`
+	InstallmentID       *string       `json:"installment_id"`
+	PaymentID           *string       `json:"payment_id"`
+	ServiceOrderID      *string       `json:"service_order_id"`
+	CreatedAt           apitime.Time  `json:"created_at"`
+	UpdatedAt           apitime.Time  `json:"updated_at"`
 }
 
-// View renders the GET representation.
-func (t *Transaction) View() View {
-	return View{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID, Kind: t.Kind, Status: t.Status,
-		Description: t.Description, AmountCents: t.AmountCents, TransactionDate: t.TransactionDate, DueDate: t.DueDate,
-		PaymentDate: t.PaymentDate, SaleID: t.SaleID, ServiceOrderID: t.ServiceOrderID,
+// TransactionView renders the GET representation.
+func (t *Transaction) View() TransactionView {
+	return TransactionView{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID, Kind: t.Kind, Status: t.Status,
+		Description: t.Description, AmountCents: t.AmountCents, OriginalAmountCents: t.OriginalAmountCents,
+		TransactionDate: t.TransactionDate, DueDate: t.DueDate,
+		PaymentDate: t.PaymentDate, SaleID: t.SaleID, InstallmentID: t.InstallmentID, PaymentID: t.PaymentID, ServiceOrderID: t.ServiceOrderID,
 		CreatedAt: apitime.At(t.CreatedAt), UpdatedAt: apitime.At(t.UpdatedAt)}
 }
 

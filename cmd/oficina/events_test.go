@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/ops/testkit"
+	"oficina/streams"
+	"oficina/streams/jsconfig"
+)
+
+// lineWriter cancels once a line was written.
+type lineWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if bytes.Contains(w.buf.Bytes(), []byte("\n")) {
+		w.cancel()
+	}
+	return n, err
+}
+
+// `oficina events tail --company <id> --type sale.*` prints the matching
+// envelope, one JSON document per line, and stops cleanly with its context.
+func TestEventsTailPrintsEnvelopes(t *testing.T) {
+	t.Parallel()
+	ns := testkit.NATS(t)
+	nc, err := ns.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := jsconfig.Ensure(ctx, js, jsconfig.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	for subject, body := range map[string]string{
+		"oficina.events.co_1.client.created": `{"type":"client.created"}`,
+		"oficina.events.co_2.sale.paid":      `{"type":"sale.paid","organization_id":"co_2"}`,
+		"oficina.events.co_1.sale.paid":      `{"type":"sale.paid","organization_id":"co_1"}`,
+	} {
+		if _, err := js.Publish(ctx, subject, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := &lineWriter{cancel: cancel}
+	err = tail(ctx, ns.ClientURL(), streams.TailOptions{CompanyID: "co_1", Type: "sale.*", Since: time.Hour}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(out.buf.String()); got != `{"type":"sale.paid","organization_id":"co_1"}` {
+		t.Fatalf("printed %q", got)
+	}
+}
+
+func TestEventsTailNeedsACompany(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"events", "tail", "--type", "sale.*"}, &out, &out); err == nil {
+		t.Fatal("tail without --company accepted")
+	}
+	if err := run(context.Background(), []string{"events", "follow"}, &out, &out); err == nil {
+		t.Fatal("unknown action accepted")
+	}
+}

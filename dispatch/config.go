@@ -1,0 +1,132 @@
+package dispatch
+
+import (
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/uptrace/bun"
+)
+
+// DefaultSchedule is the wait before each retry after a failed attempt:
+// 10 retries over about 3 days (71.6 h), so 11 attempts in all.
+var DefaultSchedule = []time.Duration{
+	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+	10 * time.Hour, 10 * time.Hour, 10 * time.Hour, 12 * time.Hour, 22 * time.Hour,
+}
+
+// Defaults of Config.
+const (
+	DefaultEndpointCap   = 5
+	DefaultCompanyCap    = 10
+	DefaultJitter        = 0.1
+	DefaultMaxRetryAfter = 24 * time.Hour
+	DefaultDisableAfter  = 72 * time.Hour
+	DefaultParkDelay     = 2 * time.Second
+	DefaultAckWait       = 60 * time.Second
+	DefaultLeaseTTL      = 10 * time.Second
+	// DefaultEndpointQueue and DefaultCompanyQueue bound what waits in
+	// memory for a free slot; anything beyond is parked.
+	DefaultEndpointQueue = 20
+	DefaultCompanyQueue  = 40
+	// DefaultMaxAckPending bounds the un-acked messages of a partition.
+	DefaultMaxAckPending = 1000
+)
+
+// Config configures a Dispatcher. DB, JS and Client are required; zero
+// fields take the defaults above.
+type Config struct {
+	DB     *bun.DB
+	JS     jetstream.JetStream
+	Client *http.Client // destguard.Guard.Client() in production
+	Log    *slog.Logger
+	// ID names this process in the lease bucket (random when empty).
+	ID string
+	// Partitions of DELIVERIES (jsconfig's default when 0).
+	Partitions int
+	// Now is the clock of every rule (attempt times, auto-disable); the
+	// retry schedule itself fires on the NATS server's wall clock.
+	Now func() time.Time
+	// Schedule lists the waits before retries; its length is the number of
+	// retries.
+	Schedule []time.Duration
+	// Jitter spreads each wait by ±Jitter (a fraction); negative = none.
+	Jitter float64
+	// MaxRetryAfter bounds a receiver's Retry-After.
+	MaxRetryAfter time.Duration
+	// DisableAfter: an endpoint that only failed this long is disabled.
+	DisableAfter time.Duration
+	// ParkDelay is when a parked message (over its endpoint's window) comes back.
+	ParkDelay time.Duration
+	// AckWait of the partition consumers: how long a dead owner's
+	// in-flight message waits before it is redelivered.
+	AckWait time.Duration
+	// LeaseTTL: a dead dispatcher's partitions are taken over after this.
+	LeaseTTL time.Duration
+
+	EndpointCap, CompanyCap     int
+	EndpointQueue, CompanyQueue int
+	MaxAckPending               int
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.DB == nil || c.JS == nil || c.Client == nil {
+		return c, errors.New("dispatch: DB, JS and Client are required")
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Partitions == 0 {
+		c.Partitions = 16
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Schedule == nil {
+		c.Schedule = DefaultSchedule
+	}
+	if c.Jitter == 0 {
+		c.Jitter = DefaultJitter
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.MaxRetryAfter, DefaultMaxRetryAfter)
+	def(&c.DisableAfter, DefaultDisableAfter)
+	def(&c.ParkDelay, DefaultParkDelay)
+	def(&c.AckWait, DefaultAckWait)
+	def(&c.LeaseTTL, DefaultLeaseTTL)
+	defi := func(n *int, v int) {
+		if *n == 0 {
+			*n = v
+		}
+	}
+	defi(&c.EndpointCap, DefaultEndpointCap)
+	defi(&c.CompanyCap, DefaultCompanyCap)
+	defi(&c.EndpointQueue, DefaultEndpointQueue)
+	defi(&c.CompanyQueue, DefaultCompanyQueue)
+	defi(&c.MaxAckPending, DefaultMaxAckPending)
+	return c, nil
+}
+
+// retryDelay is the wait after the attempt-th failed attempt (1-based), and
+// false when attempts are exhausted. retryAfter (0 = none) from the
+// receiver lengthens the wait, up to MaxRetryAfter.
+func (c Config) retryDelay(attempt int, retryAfter time.Duration) (time.Duration, bool) {
+	if attempt < 1 || attempt > len(c.Schedule) {
+		return 0, false
+	}
+	d := c.Schedule[attempt-1]
+	if c.Jitter > 0 {
+		d += time.Duration((rand.Float64()*2 - 1) * c.Jitter * float64(d))
+	}
+	if retryAfter > 0 {
+		d = max(d, min(retryAfter, c.MaxRetryAfter))
+	}
+	return max(d, 0), true
+}

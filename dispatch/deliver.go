@@ -1,0 +1,299 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/dispatch/destguard"
+	"oficina/dispatch/signing"
+	"oficina/ops/mail"
+	"oficina/schema/ids"
+	"oficina/streams"
+	"oficina/tenant"
+)
+
+// Mail kinds sent by the dispatcher.
+const (
+	MailAccessLost       = "webhook_subscriber_access_lost"
+	MailEndpointDisabled = "webhook_endpoint_disabled"
+)
+
+// outcome is what handling one message decided.
+type outcome struct {
+	sent    bool      // an attempt was made
+	ok      bool      // the attempt succeeded (2xx)
+	failing bool      // the endpoint is failing after this message
+	retryAt time.Time // wall-clock time of the next attempt; zero = none
+}
+
+// plan is what prepare found: what to send, or nothing.
+type plan struct {
+	send    bool
+	url     string
+	secrets []string
+	failing bool
+}
+
+// prepare checks, in the company's transaction, that the delivery is still
+// pending, its endpoint exists and is enabled, the company's plan has the
+// API and the subscriber still has access; otherwise it closes the
+// delivery (no attempt used) and returns a plan that sends nothing.
+func (d *Dispatcher) prepare(ctx context.Context, dm streams.DeliveryMessage, now time.Time) (plan, error) {
+	var pl plan
+	err := tenant.Tx(ctx, d.cfg.DB, dm.CompanyID, func(ctx context.Context, tx bun.Tx) error {
+		pl = plan{}
+		dl := new(streams.Delivery)
+		if err := tx.NewSelect().Model(dl).Where("id = ?", dm.DeliveryID).Scan(ctx); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil // endpoint deleted with its log: drop
+			}
+			return err
+		}
+		if dl.Status != streams.StatusPending {
+			return nil // a stale or duplicate message: already final
+		}
+		e := new(endpoint)
+		if err := tx.NewSelect().Model(e).Where("id = ?", dm.EndpointID).Scan(ctx); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			return err
+		}
+		if e.Status != "enabled" {
+			return closeDelivery(ctx, tx, dl.ID, ErrEndpointDisabled, now)
+		}
+		co, err := tenant.GetCompany(ctx, tx, dm.CompanyID)
+		if err != nil {
+			return err
+		}
+		if !co.Plan.Limits().API || !co.APIEnabled {
+			return closeDelivery(ctx, tx, dl.ID, ErrPlanWithoutAPI, now)
+		}
+		ok, err := subscriberAllowed(ctx, tx, e, dm.EventType, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return d.accessLost(ctx, tx, e, dl, now)
+		}
+		pl = plan{send: true, url: e.URL, secrets: e.secrets(now), failing: e.FailingSince != nil}
+		return nil
+	})
+	if err != nil {
+		return plan{}, fmt.Errorf("dispatch: prepare %s: %w", dm.DeliveryID, err)
+	}
+	return pl, nil
+}
+
+// closeDelivery fails a pending delivery without an attempt.
+func closeDelivery(ctx context.Context, tx bun.Tx, id, reason string, now time.Time) error {
+	_, err := tx.NewUpdate().Model((*streams.Delivery)(nil)).Set("status = ?", streams.StatusFailed).
+		Set("error = ?", reason).Set("completed_at = ?", now).Set("next_attempt_at = NULL").
+		Set("updated_at = ?", now).Where("id = ?", id).Where("status = ?", streams.StatusPending).Exec(ctx)
+	return err
+}
+
+// accessLost closes the delivery and, once per loss, mails the owners and
+// admins; the flag is cleared by the next successful delivery.
+func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *endpoint, dl *streams.Delivery, now time.Time) error {
+	if err := closeDelivery(ctx, tx, dl.ID, ErrSubscriberAccessLost, now); err != nil {
+		return err
+	}
+	res, err := tx.NewUpdate().Model((*endpoint)(nil)).Set("access_lost_notified_at = ?", now).
+		Where("id = ?", e.ID).Where("access_lost_notified_at IS NULL").Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	d.cfg.Log.Warn("webhook subscriber lost access", "company", e.CompanyID, "endpoint", e.ID, "event_type", dl.EventType)
+	body := fmt.Sprintf("O assinante do endpoint de webhook %s (%s) perdeu o acesso aos eventos %q.\n"+
+		"As entregas afetadas foram encerradas com o erro %s; o endpoint continua ativo e os eventos "+
+		"de outros módulos continuam chegando. Restaure a permissão ou edite o endpoint.\n",
+		e.ID, e.URL, dl.EventType, ErrSubscriberAccessLost)
+	_, err = mail.ToManagers(ctx, tx, e.CompanyID, MailAccessLost, "Webhook: assinante sem acesso", body, now)
+	return err
+}
+
+// attemptResult is what one HTTP attempt got.
+type attemptResult struct {
+	status     int           // 0 without an answer
+	err        string        // reason without an answer (or for a 3xx)
+	retryAfter time.Duration // from a non-2xx answer
+}
+
+func (r attemptResult) ok() bool { return r.status >= 200 && r.status <= 299 }
+
+// send makes one signed POST. The request's context bounds it together
+// with the client's own timeout.
+func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl plan, at time.Time) attemptResult {
+	keys := make([][]byte, 0, len(pl.secrets))
+	for _, s := range pl.secrets {
+		k, err := signing.ParseSecret(s)
+		if err != nil {
+			return attemptResult{err: "invalid_secret"}
+		}
+		keys = append(keys, k)
+	}
+	h, err := signing.Headers(keys, dm.EventID, at, dm.Body)
+	if err != nil {
+		return attemptResult{err: "invalid_secret"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pl.url, bytes.NewReader(dm.Body))
+	if err != nil {
+		return attemptResult{err: destguard.ReasonInvalidURL}
+	}
+	req.Header = h
+	resp, err := d.cfg.Client.Do(req)
+	if err != nil {
+		reason := destguard.Reason(err)
+		d.cfg.Log.Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,
+			"delivery", dm.DeliveryID, "reason", reason, "err", err)
+		return attemptResult{err: reason}
+	}
+	// Drain a little so the connection can be reused; the body is not kept.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	r := attemptResult{status: resp.StatusCode}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		r.err = "redirect_not_followed"
+	}
+	if !r.ok() {
+		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), at)
+	}
+	return r
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date; 0 when absent or bad.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		if s < 0 {
+			return 0
+		}
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// record writes the attempt and the delivery's new state, and the
+// endpoint's failing state (auto-disable after DisableAfter of failures
+// only), in the company's transaction.
+func (d *Dispatcher) record(ctx context.Context, dm streams.DeliveryMessage, started time.Time, r attemptResult) (outcome, error) {
+	out := outcome{sent: true, ok: r.ok()}
+	now := d.cfg.Now()
+	err := tenant.Tx(ctx, d.cfg.DB, dm.CompanyID, func(ctx context.Context, tx bun.Tx) error {
+		out.retryAt, out.failing = time.Time{}, false
+		dl := new(streams.Delivery)
+		if err := tx.NewSelect().Model(dl).Where("id = ?", dm.DeliveryID).For("UPDATE").Scan(ctx); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			return err
+		}
+		a := &streams.Attempt{ID: ids.New("wha"), CompanyID: dm.CompanyID, DeliveryID: dl.ID, EndpointID: dm.EndpointID,
+			StartedAt: started, FinishedAt: &now, CreatedAt: now}
+		if r.status != 0 {
+			a.ResponseStatusCode = &r.status
+		}
+		if r.err != "" {
+			a.Error = &r.err
+		}
+		if _, err := tx.NewInsert().Model(a).Exec(ctx); err != nil {
+			return err
+		}
+		dl.AttemptCount++
+		dl.LastAttemptAt, dl.UpdatedAt = &started, now
+		dl.ResponseStatusCode, dl.Error = a.ResponseStatusCode, a.Error
+		if r.ok() {
+			return d.succeeded(ctx, tx, dl, now)
+		}
+		return d.failed(ctx, tx, dl, r, now, &out)
+	})
+	if err != nil {
+		return out, fmt.Errorf("dispatch: record %s: %w", dm.DeliveryID, err)
+	}
+	return out, nil
+}
+
+func saveDelivery(ctx context.Context, tx bun.Tx, dl *streams.Delivery) error {
+	_, err := tx.NewUpdate().Model(dl).Column("status", "response_status_code", "error", "attempt_count",
+		"last_attempt_at", "next_attempt_at", "completed_at", "updated_at").WherePK().Exec(ctx)
+	return err
+}
+
+func (d *Dispatcher) succeeded(ctx context.Context, tx bun.Tx, dl *streams.Delivery, now time.Time) error {
+	if dl.Status == streams.StatusPending {
+		dl.Status, dl.CompletedAt, dl.NextAttemptAt = streams.StatusSucceeded, &now, nil
+	}
+	if err := saveDelivery(ctx, tx, dl); err != nil {
+		return err
+	}
+	_, err := tx.NewUpdate().Model((*endpoint)(nil)).Set("failing_since = NULL").
+		Set("access_lost_notified_at = NULL").Where("id = ?", dl.EndpointID).
+		Where("failing_since IS NOT NULL OR access_lost_notified_at IS NOT NULL").Exec(ctx)
+	return err
+}
+
+func (d *Dispatcher) failed(ctx context.Context, tx bun.Tx, dl *streams.Delivery, r attemptResult, now time.Time, out *outcome) error {
+	e := new(endpoint)
+	if err := tx.NewSelect().Model(e).Where("id = ?", dl.EndpointID).For("UPDATE").Scan(ctx); err != nil {
+		return err
+	}
+	out.failing = true
+	if e.FailingSince == nil {
+		e.FailingSince = &now
+		if _, err := tx.NewUpdate().Model(e).Column("failing_since").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+	}
+	disable := e.Status == "enabled" && now.Sub(*e.FailingSince) >= d.cfg.DisableAfter
+	if disable {
+		if err := d.disable(ctx, tx, e, now); err != nil {
+			return err
+		}
+	}
+	delay, more := d.cfg.retryDelay(dl.AttemptCount, r.retryAfter)
+	if dl.Status == streams.StatusPending {
+		if more && !disable && e.Status == "enabled" {
+			next := now.Add(delay)
+			dl.NextAttemptAt = &next
+			out.retryAt = time.Now().Add(delay) // the server fires on its wall clock
+		} else {
+			dl.Status, dl.CompletedAt, dl.NextAttemptAt = streams.StatusFailed, &now, nil
+		}
+	}
+	return saveDelivery(ctx, tx, dl)
+}
+
+// disable turns the endpoint off after DisableAfter of failures only and
+// mails the owners and admins.
+func (d *Dispatcher) disable(ctx context.Context, tx bun.Tx, e *endpoint, now time.Time) error {
+	_, err := tx.NewUpdate().Model((*endpoint)(nil)).Set("status = 'disabled'").Set("disabled_reason = ?", ReasonFailing).
+		Set("updated_at = ?", now).Where("id = ?", e.ID).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	e.Status = "disabled"
+	d.cfg.Log.Warn("webhook endpoint disabled after failing", "company", e.CompanyID, "endpoint", e.ID, "since", e.FailingSince)
+	body := fmt.Sprintf("O endpoint de webhook %s (%s) falhou em todas as entregas desde %s e foi desativado "+
+		"(motivo: %s). Corrija o receptor e reative o endpoint; as entregas perdidas podem ser reenviadas.\n",
+		e.ID, e.URL, e.FailingSince.UTC().Format(time.RFC3339), ReasonFailing)
+	_, err = mail.ToManagers(ctx, tx, e.CompanyID, MailEndpointDisabled, "Webhook desativado: "+e.URL, body, now)
+	return err
+}

@@ -1,0 +1,140 @@
+package dispatch
+
+import "github.com/nats-io/nats.go/jetstream"
+
+// gate holds the caps of one partition: at most CompanyCap sends in flight
+// per company and EndpointCap per endpoint (1 while the endpoint is
+// failing). A company lives in exactly one partition and a partition has
+// one owner, so these in-memory counters are the caps across every
+// dispatcher. Messages over a cap wait in small bounded queues; beyond
+// them they are parked. It is used by one partition's goroutine under mu.
+type gate struct {
+	endpointCap, companyCap     int
+	endpointQueue, companyQueue int
+	companies                   map[string]*companyState
+}
+
+type companyState struct {
+	inflight, queued int
+	endpoints        map[string]*endpointState
+	order            []string // endpoints with a queue, round robin
+}
+
+type endpointState struct {
+	inflight int
+	failing  bool
+	queue    []job
+}
+
+// job is one message waiting for, or holding, a slot.
+type job struct {
+	msg        jetstream.Msg
+	company    string
+	endpointID string
+}
+
+func newGate(c Config) *gate {
+	return &gate{endpointCap: c.EndpointCap, companyCap: c.CompanyCap, endpointQueue: c.EndpointQueue,
+		companyQueue: c.CompanyQueue, companies: map[string]*companyState{}}
+}
+
+func (g *gate) state(company, endpointID string) (*companyState, *endpointState) {
+	co := g.companies[company]
+	if co == nil {
+		co = &companyState{endpoints: map[string]*endpointState{}}
+		g.companies[company] = co
+	}
+	ep := co.endpoints[endpointID]
+	if ep == nil {
+		ep = &endpointState{}
+		co.endpoints[endpointID] = ep
+	}
+	return co, ep
+}
+
+func (g *gate) window(ep *endpointState) int {
+	if ep.failing {
+		return 1
+	}
+	return g.endpointCap
+}
+
+// admit decides for a new job: start it now, queue it, or park it.
+func (g *gate) admit(j job) (start, park bool) {
+	co, ep := g.state(j.company, j.endpointID)
+	if ep.inflight < g.window(ep) && co.inflight < g.companyCap && len(ep.queue) == 0 {
+		ep.inflight++
+		co.inflight++
+		return true, false
+	}
+	qmax := g.endpointQueue
+	if ep.failing {
+		qmax = 0 // a failing endpoint's backlog is parked, never held
+	}
+	if len(ep.queue) < qmax && co.queued < g.companyQueue {
+		if len(ep.queue) == 0 {
+			co.order = append(co.order, j.endpointID)
+		}
+		ep.queue = append(ep.queue, j)
+		co.queued++
+		return false, false
+	}
+	return false, true
+}
+
+// done releases j's slot and records the endpoint's health. It returns the
+// jobs to start now and, when the endpoint just started failing, its
+// queue to park.
+func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
+	co, ep := g.state(j.company, j.endpointID)
+	ep.inflight--
+	co.inflight--
+	if sent {
+		ep.failing = failing && !ok
+	}
+	if ep.failing && len(ep.queue) > 0 {
+		park = ep.queue
+		co.queued -= len(ep.queue)
+		ep.queue = nil
+	}
+	// Round robin over the company's endpoints with a queue, until no
+	// queued job can start.
+	for progress := true; progress && co.inflight < g.companyCap; {
+		progress = false
+		for i := 0; i < len(co.order) && co.inflight < g.companyCap; {
+			q := co.endpoints[co.order[i]]
+			if len(q.queue) == 0 {
+				co.order = append(co.order[:i], co.order[i+1:]...)
+				continue
+			}
+			if q.inflight < g.window(q) {
+				start = append(start, q.queue[0])
+				q.queue = q.queue[1:]
+				q.inflight++
+				co.inflight++
+				co.queued--
+				progress = true
+			}
+			i++
+		}
+	}
+	if co.inflight == 0 && co.queued == 0 && !anyFailing(co) {
+		delete(g.companies, j.company) // keep memory to active companies
+	}
+	return start, park
+}
+
+func anyFailing(co *companyState) bool {
+	for _, ep := range co.endpoints {
+		if ep.failing {
+			return true
+		}
+	}
+	return false
+}
+
+// setFailing records what the database says of an endpoint's health.
+func (g *gate) setFailing(company, endpointID string, failing bool) {
+	_, ep := g.state(company, endpointID)
+	ep.failing = failing
+}

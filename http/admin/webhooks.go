@@ -1,0 +1,162 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/dispatch/destguard"
+	"oficina/ops/mail"
+	"oficina/schema/apierr"
+	"oficina/schema/page"
+	"oficina/schema/webhooks"
+	"oficina/tenant"
+)
+
+// Webhook endpoints as the dashboard manages them (the subscriber is the
+// acting member, without an API key), and the mail outbox for operators.
+func (s *Server) webhookRoutes() {
+	base := "/companies/{company}/webhook_endpoints"
+	s.mux.HandleFunc("GET "+Prefix+base, s.company(false, listEndpoints))
+	s.mux.HandleFunc("POST "+Prefix+base, s.company(false, s.createEndpoint))
+	s.mux.HandleFunc("GET "+Prefix+base+"/{id}", s.company(false, getEndpoint))
+	s.mux.HandleFunc("PATCH "+Prefix+base+"/{id}", s.company(false, s.updateEndpoint))
+	s.mux.HandleFunc("POST "+Prefix+base+"/{id}/enable", s.company(false, enableEndpoint))
+	s.mux.HandleFunc("POST "+Prefix+base+"/{id}/disable", s.company(false, disableEndpoint))
+	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/mail", s.company(false, listMail))
+}
+
+// destinations is the URL guard: the production one unless the deps name
+// one (tests, dev with OFICINA_ALLOW_PRIVATE_DESTINATIONS).
+func (s *Server) destinations() (webhooks.URLChecker, error) {
+	if s.deps.Destinations != nil {
+		return s.deps.Destinations, nil
+	}
+	return destguard.New(destguard.Config{})
+}
+
+// dashboardMember is the member acting in the dashboard: it must be an
+// active owner or admin (spec 4.6), who has every module's read access.
+func dashboardMember(ctx context.Context, tx bun.Tx, id string) (webhooks.Subscriber, webhooks.Access, error) {
+	if id == "" {
+		return webhooks.Subscriber{}, nil, apierr.Invalid("member_id", "required")
+	}
+	m, err := tenant.GetMember(ctx, tx, id)
+	if err != nil {
+		return webhooks.Subscriber{}, nil, err
+	}
+	if m.Status != "active" {
+		return webhooks.Subscriber{}, nil, apierr.Invalid("member_id", "invalid_value")
+	}
+	access := func([]string) error {
+		if !m.Role.IsManager() {
+			return apierr.New(apierr.MemberPermissionDenied)
+		}
+		return nil
+	}
+	return webhooks.Subscriber{MemberID: m.ID}, access, nil
+}
+
+type endpointCreateBody struct {
+	MemberID string `json:"member_id"`
+	webhooks.Input
+}
+
+func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+	in, err := decode[endpointCreateBody](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	if err != nil {
+		return 0, nil, err
+	}
+	guard, err := s.destinations()
+	if err != nil {
+		return 0, nil, err
+	}
+	e, err := webhooks.Create(ctx, tx, companyID, in.Input, sub, access, guard, now)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, e.ViewWithSecret(), nil
+}
+
+type endpointPatchBody struct {
+	MemberID string `json:"member_id"`
+	webhooks.Patch
+}
+
+func (s *Server) updateEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	in, err := decode[endpointPatchBody](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := access(nil); err != nil {
+		return 0, nil, err
+	}
+	guard, err := s.destinations()
+	if err != nil {
+		return 0, nil, err
+	}
+	e, err := webhooks.Update(ctx, tx, r.PathValue("id"), in.Patch, sub, access, guard, now)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, e.View(), nil
+}
+
+type memberBody struct {
+	MemberID string `json:"member_id"`
+}
+
+func enableEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	in, err := decode[memberBody](r)
+	if err != nil {
+		return 0, nil, err
+	}
+	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	if err != nil {
+		return 0, nil, err
+	}
+	e, err := webhooks.Enable(ctx, tx, r.PathValue("id"), sub, access, now)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, e.View(), nil
+}
+
+func disableEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+	e, err := webhooks.Disable(ctx, tx, r.PathValue("id"), now)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, e.View(), nil
+}
+
+func listEndpoints(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	l, err := webhooks.List(ctx, tx, page.Params{Limit: page.MaxLimit})
+	return http.StatusOK, l, err
+}
+
+func getEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	e, err := webhooks.Get(ctx, tx, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, e.View(), nil
+}
+
+func listMail(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+	ms, err := mail.List(ctx, tx, page.MaxLimit)
+	if ms == nil {
+		ms = []mail.Message{}
+	}
+	return http.StatusOK, page.List[mail.Message]{Object: "list", Data: ms}, err
+}

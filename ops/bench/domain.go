@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// tenants creates n benchmark companies; scenarios spread their clients
+// over them, as a multi-tenant platform's load is spread (one company's
+// gapless numbering serialises its own writes on each commit).
+func (e *Env) tenants(ctx context.Context, label string, n int, perms []string) ([]*Tenant, error) {
+	out := make([]*Tenant, n)
+	for i := range out {
+		t, err := e.NewTenant(ctx, fmt.Sprintf("bench %s %d", label, i), perms)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// ordersCreate: POST /service_orders with one subscribed endpoint per
+// company (issue 6).
+func ordersCreate() Scenario {
+	return Scenario{Name: "orders_create", Ceiling: "pgbench_n_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
+		ts, err := env.tenants(ctx, "orders", 16, []string{"service_orders:create", "webhooks:create", "service_orders:read"})
+		if err != nil {
+			return nil, err
+		}
+		techs := make([]string, len(ts))
+		for i, t := range ts {
+			var m struct{ ID string }
+			if err := env.Admin(ctx, "POST", "/companies/"+t.CompanyID+"/members", map[string]any{"name": "Tech", "role": "MEMBER", "type": "technician"}, &m, 201); err != nil {
+				return nil, err
+			}
+			techs[i] = m.ID
+			if err := env.Subscribe(ctx, t, "service_order.*"); err != nil {
+				return nil, err
+			}
+		}
+		return func(ctx context.Context, w, _ int) error {
+			i := w % len(ts)
+			return env.Public(ctx, "POST", "/service_orders", ts[i].Key, map[string]any{
+				"client_name": "Cliente", "technician_id": techs[i], "priority": "high",
+				"items": []map[string]any{{"description": "Visita", "quantity": 1, "unit_price_cents": 15000, "total_cents": 15000}},
+			}, nil, 201)
+		}, nil
+	}}
+}
+
+// leadsCreate: POST /leads with the default task (issue 8).
+func leadsCreate() Scenario {
+	var seq atomic.Int64
+	return Scenario{Name: "leads_create", Ceiling: "pgbench_n_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
+		ts, err := env.tenants(ctx, "leads", 16, []string{"leads:create", "tasks:create", "leads:read"})
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, w, _ int) error {
+			n := seq.Add(1)
+			return env.Public(ctx, "POST", "/leads", ts[w%len(ts)].Key, map[string]any{
+				"name": fmt.Sprintf("Lead %d", n), "email": fmt.Sprintf("lead%d@example.com", n), "source": "bench",
+			}, nil, 201)
+		}, nil
+	}}
+}

@@ -1,0 +1,88 @@
+package mail
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/ids"
+	"oficina/tenant"
+)
+
+// Message is a row of mail_outbox.
+type Message struct {
+	bun.BaseModel `bun:"table:mail_outbox"`
+
+	ID            string     `bun:"id,pk" json:"id"`
+	CompanyID     string     `bun:"company_id" json:"company_id"`
+	Kind          string     `bun:"kind" json:"kind"`
+	To            []string   `bun:"to_addresses,array" json:"to"`
+	Subject       string     `bun:"subject" json:"subject"`
+	Body          string     `bun:"body" json:"body"`
+	Attempts      int        `bun:"attempts" json:"attempts"`
+	LastError     *string    `bun:"last_error" json:"last_error"`
+	NextAttemptAt time.Time  `bun:"next_attempt_at" json:"next_attempt_at"`
+	SentAt        *time.Time `bun:"sent_at" json:"sent_at"`
+	FailedAt      *time.Time `bun:"failed_at" json:"failed_at"`
+	CreatedAt     time.Time  `bun:"created_at" json:"created_at"`
+}
+
+// Managers returns the e-mail addresses of the active owners and admins of
+// the transaction's company, sorted.
+func Managers(ctx context.Context, tx bun.IDB) ([]string, error) {
+	var out []string
+	err := tx.NewSelect().Model((*tenant.Member)(nil)).Column("email").
+		Where("role IN (?)", bun.In([]tenant.Role{tenant.RoleOwner, tenant.RoleAdmin})).
+		Where("status = 'active'").Where("email <> ''").Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("mail: managers: %w", err)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Enqueue stores a message in tx (the causing write's transaction). A
+// message without recipients is not stored and nil is returned.
+func Enqueue(ctx context.Context, tx bun.IDB, companyID, kind string, to []string, subject, body string, now time.Time) (*Message, error) {
+	if len(to) == 0 {
+		return nil, nil
+	}
+	m := &Message{ID: ids.New("mail"), CompanyID: companyID, Kind: kind, To: to, Subject: subject,
+		Body: body, NextAttemptAt: now, CreatedAt: now}
+	if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("mail: enqueue %s: %w", kind, err)
+	}
+	return m, nil
+}
+
+// ToManagers enqueues a message to the company's owners and admins.
+func ToManagers(ctx context.Context, tx bun.IDB, companyID, kind, subject, body string, now time.Time) (*Message, error) {
+	to, err := Managers(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	return Enqueue(ctx, tx, companyID, kind, to, subject, body, now)
+}
+
+// List returns the company's messages, newest first (admin API, tests).
+func List(ctx context.Context, tx bun.IDB, limit int) ([]Message, error) {
+	var ms []Message
+	if err := tx.NewSelect().Model(&ms).Order("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("mail: list: %w", err)
+	}
+	return ms, nil
+}
+
+// PurgeCompany deletes the transaction's company's messages created before
+// `before` (the retention sweep keeps mail as long as events).
+func PurgeCompany(ctx context.Context, tx bun.IDB, before time.Time) (int64, error) {
+	res, err := tx.NewDelete().Model((*Message)(nil)).Where("created_at < ?", before).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("mail: purge: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

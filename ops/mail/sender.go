@@ -1,0 +1,129 @@
+package mail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/tenant"
+)
+
+// Sender defaults.
+const (
+	DefaultInterval    = 5 * time.Second
+	DefaultMaxAttempts = 8
+)
+
+// Sender delivers the outbox. It is cross-company: it asks the database
+// which companies have mail due, then sends each company's messages inside
+// that company's transaction with FOR UPDATE SKIP LOCKED, so several senders
+// may run. A failed send is retried with exponential backoff (1 min, 2, 4,
+// …) and given up after MaxAttempts (failed_at set).
+type Sender struct {
+	DB          *bun.DB
+	Transport   Transport
+	Log         *slog.Logger
+	Now         func() time.Time // nil: time.Now
+	Interval    time.Duration    // 0: DefaultInterval
+	MaxAttempts int              // 0: DefaultMaxAttempts
+	// Only, when set, is the list of companies to serve instead of asking
+	// the database (tests sharing a database).
+	Only []string
+}
+
+func (s *Sender) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Sender) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// Run sends due mail every Interval until ctx ends.
+func (s *Sender) Run(ctx context.Context) error {
+	every := s.Interval
+	if every <= 0 {
+		every = DefaultInterval
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if _, err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log().WarnContext(ctx, "mail sender", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce sends the mail due now and returns how many were sent.
+func (s *Sender) RunOnce(ctx context.Context) (int, error) {
+	companies := s.Only
+	if len(companies) == 0 {
+		if err := s.DB.NewRaw("SELECT oficina_mail_companies(?, ?)", s.now(), 1000).Scan(ctx, &companies); err != nil {
+			return 0, fmt.Errorf("mail: companies: %w", err)
+		}
+	}
+	sent := 0
+	var errs []error
+	for _, co := range companies {
+		err := tenant.Tx(ctx, s.DB, co, func(ctx context.Context, tx bun.Tx) error {
+			n, err := s.company(ctx, tx)
+			sent += n
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("company %s: %w", co, err))
+		}
+	}
+	return sent, errors.Join(errs...)
+}
+
+func (s *Sender) company(ctx context.Context, tx bun.Tx) (int, error) {
+	now := s.now()
+	var ms []Message
+	err := tx.NewSelect().Model(&ms).Where("sent_at IS NULL AND failed_at IS NULL").
+		Where("next_attempt_at <= ?", now).Order("created_at").Limit(50).For("UPDATE SKIP LOCKED").Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("mail: due: %w", err)
+	}
+	limit := s.MaxAttempts
+	if limit <= 0 {
+		limit = DefaultMaxAttempts
+	}
+	sent := 0
+	for i := range ms {
+		m := &ms[i]
+		m.Attempts++
+		if err := s.Transport.Send(ctx, m); err != nil {
+			msg := err.Error()
+			m.LastError = &msg
+			m.NextAttemptAt = now.Add(time.Minute << min(m.Attempts-1, 10))
+			if m.Attempts >= limit {
+				m.FailedAt = &now
+			}
+			s.log().WarnContext(ctx, "mail not sent", "id", m.ID, "attempt", m.Attempts, "error", err)
+		} else {
+			m.SentAt = &now
+			sent++
+		}
+		if _, err := tx.NewUpdate().Model(m).Column("attempts", "last_error", "next_attempt_at", "sent_at", "failed_at").
+			WherePK().Exec(ctx); err != nil {
+			return sent, fmt.Errorf("mail: record send of %s: %w", m.ID, err)
+		}
+	}
+	return sent, nil
+}

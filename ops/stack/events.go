@@ -1,0 +1,156 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/dispatch/destguard"
+	"oficina/http/public"
+	"oficina/ops/config"
+	"oficina/ops/mail"
+	"oficina/ops/sweep"
+	"oficina/schema/db"
+	"oficina/streams"
+	"oficina/streams/jsconfig"
+)
+
+// eventParts are a process's event machinery: the publisher the API calls
+// after each commit, the webhook URL guard, and the background workers
+// (relay, retention sweep of events and mail, mail sender), which stop
+// with stop().
+type eventParts struct {
+	pub    *streams.Publisher // nil without NATS
+	guard  *destguard.Guard
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startEvents creates or updates the JetStream streams (replicas from the
+// config), builds the publisher and starts the workers. Without NATS only
+// the sweeper and the mail sender run; events then stay in the outbox until
+// a relay with NATS publishes them.
+func (s *Stack) startEvents(ctx context.Context, cfg config.Config) (*eventParts, error) {
+	guard, err := destinationGuard(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &eventParts{guard: guard}
+	var js jetstream.JetStream
+	if s.nc != nil {
+		if js, err = jetstream.New(s.nc); err != nil {
+			return nil, fmt.Errorf("stack: jetstream: %w", err)
+		}
+		if err := jsconfig.Ensure(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas}); err != nil {
+			return nil, fmt.Errorf("stack: streams: %w", err)
+		}
+		e.pub = streams.NewPublisher(s.db, js, s.log)
+	} else {
+		s.log.Warn("no NATS: events stay in the outbox until a relay publishes them")
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.cancel = cancel
+	var transport mail.Transport = mail.LogTransport{Log: s.log}
+	if cfg.SMTPAddr != "" {
+		transport = mail.SMTP{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, From: cfg.MailFrom}
+	}
+	workers := []func(context.Context) error{
+		(&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.db, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run,
+		(&mail.Sender{DB: s.db, Transport: transport, Log: s.log}).Run,
+	}
+	if js != nil {
+		workers = append(workers, (&streams.Relay{DB: s.db, JS: js, Log: s.log}).Run)
+	}
+	for _, run := range workers {
+		e.wg.Go(func() { _ = run(wctx) })
+	}
+	return e, nil
+}
+
+// publisher is the API's publisher hook (a nil interface without NATS).
+func (e *eventParts) publisher() public.Publisher {
+	if e == nil || e.pub == nil {
+		return nil
+	}
+	return e.pub
+}
+
+// destinations is the webhook URL guard (nil: the API's default).
+func (e *eventParts) destinations() *destguard.Guard {
+	if e == nil {
+		return nil
+	}
+	return e.guard
+}
+
+// stop ends the workers and waits for them.
+func (e *eventParts) stop() {
+	if e == nil {
+		return
+	}
+	e.cancel()
+	e.wg.Wait()
+}
+
+// destinationGuard builds the webhook URL guard; private prefixes are
+// allowed only through OFICINA_ALLOW_PRIVATE_DESTINATIONS.
+func destinationGuard(cfg config.Config) (*destguard.Guard, error) {
+	var allow []netip.Prefix
+	for f := range strings.SplitSeq(cfg.AllowPrivateDestinations, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("stack: OFICINA_ALLOW_PRIVATE_DESTINATIONS: %q: %w", f, err)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		allow = append(allow, p)
+	}
+	g, err := destguard.New(destguard.Config{AllowPrivate: allow})
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	return g, nil
+}
+
+// RunRelay is `oficina relay`: the relay that republishes what crashes
+// left unpublished, with the retention sweeper and the mail sender, until
+// ctx ends. Any number may run.
+func RunRelay(ctx context.Context, o Options) error {
+	if o.Config.NATSURL == "" {
+		return errors.New("stack: relay needs NATS_URL")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Stack{opts: o, log: o.Logger}
+	defer s.close()
+	appURL, err := db.AppURL(o.Config.DatabaseURL, o.Config.AppDBPassword)
+	if err != nil {
+		return err
+	}
+	if s.db, err = db.Open(ctx, appURL, db.Options{MaxOpenConns: 8}); err != nil {
+		return err
+	}
+	if s.nc, err = nats.Connect(o.Config.NATSURL, nats.Name("oficina-relay"), nats.MaxReconnects(-1)); err != nil {
+		return fmt.Errorf("stack: connect nats %s: %w", o.Config.NATSURL, err)
+	}
+	if s.events, err = s.startEvents(ctx, o.Config); err != nil {
+		return err
+	}
+	s.log.Info("relay running")
+	<-ctx.Done()
+	return nil
+}

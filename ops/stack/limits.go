@@ -1,0 +1,46 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/ops/config"
+	"oficina/ops/sweep"
+	"oficina/streams/jsconfig"
+	"oficina/tenant/ratelimit"
+)
+
+// rateLimiter is the company rate limit (part 8): on the JetStream bucket
+// every API process shares, so together they allow exactly each company's
+// ceiling; without NATS, in this process only.
+func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.Limiter, error) {
+	if s.nc == nil {
+		s.log.Warn("no NATS: rate limits count this process only")
+		return ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{}), nil
+	}
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return nil, fmt.Errorf("stack: jetstream: %w", err)
+	}
+	kv, err := jsconfig.EnsureRateLimit(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas})
+	if err != nil {
+		return nil, fmt.Errorf("stack: rate limits: %w", err)
+	}
+	return ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{}), nil
+}
+
+// startSweeper runs the retention clean-ups of the API's own records
+// (expired idempotency records) until the returned stop is called.
+func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Idempotency(s.db)}, Log: s.log}
+	wg.Go(func() { _ = r.Run(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}

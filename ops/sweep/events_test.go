@@ -1,0 +1,73 @@
+package sweep_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/ops/mail"
+	"oficina/ops/sweep"
+	"oficina/ops/testkit"
+	"oficina/schema/webhooks"
+	"oficina/streams"
+	"oficina/tenant"
+)
+
+type anyURL struct{}
+
+func (anyURL) CheckURL(context.Context, string) error { return nil }
+
+// Spec 6.6 / part 8: events and the delivery log (and mail) are kept 30
+// days, then deleted. The clock is injected; rows are dated relative to it.
+func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
+	t.Parallel()
+	db := testkit.DB(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.Input{URL: "https://hooks.example.com/", Events: []string{"*"}},
+			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, anyURL{}, now)
+		return err
+	})
+	w := streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: now}
+	var kept, old string
+	for _, age := range []time.Duration{29 * 24 * time.Hour, 30*24*time.Hour + time.Second} {
+		co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+			rs, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_1"}})
+			if err != nil {
+				return err
+			}
+			if _, err := mail.Enqueue(ctx, tx, co.Company.ID, "test", []string{"a@example.com"}, "s", "b", now.Add(-age)); err != nil {
+				return err
+			}
+			_, err = tx.NewUpdate().Model((*streams.OutboxEvent)(nil)).Set("created_at = ?", now.Add(-age)).Where("id = ?", rs[0].ID).Exec(ctx)
+			if age < 30*24*time.Hour {
+				kept = rs[0].ID
+			} else {
+				old = rs[0].ID
+			}
+			return err
+		})
+	}
+	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Events(db, 30*24*time.Hour)}, Now: func() time.Time { return now }}
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		var evs []string
+		if err := tx.NewSelect().Model((*streams.OutboxEvent)(nil)).Column("id").Scan(ctx, &evs); err != nil {
+			return err
+		}
+		var dls []string
+		if err := tx.NewSelect().Model((*streams.Delivery)(nil)).Column("event_id").Scan(ctx, &dls); err != nil {
+			return err
+		}
+		ms, err := mail.List(ctx, tx, 10)
+		if len(evs) != 1 || evs[0] != kept || len(dls) != 1 || dls[0] != kept || len(ms) != 1 {
+			t.Errorf("after the sweep: events %v (old %s), deliveries of %v, %d mails", evs, old, dls, len(ms))
+		}
+		return err
+	})
+}

@@ -1,0 +1,163 @@
+package clients
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/db"
+	"oficina/schema/field"
+	"oficina/schema/ids"
+	"oficina/streams"
+)
+
+// Patch changes a client (dashboard action): omitted fields stay, null
+// clears a nullable field. Name and status cannot be cleared.
+type Patch struct {
+	Name              field.Opt[string]       `json:"name"`
+	Email             field.Opt[string]       `json:"email"`
+	Phone             field.Opt[string]       `json:"phone"`
+	Document          field.Opt[string]       `json:"document"`
+	Status            field.Opt[string]       `json:"status"`
+	Source            field.Opt[string]       `json:"source"`
+	Notes             field.Opt[string]       `json:"notes"`
+	BirthDate         field.Opt[apitime.Date] `json:"birth_date"`
+	NextFollowUp      field.Opt[apitime.Time] `json:"next_follow_up"`
+	LastInteractionAt field.Opt[apitime.Time] `json:"last_interaction_at"`
+}
+
+func (p *Patch) apply(c *Client, f *apierr.Fields) {
+	if p.Name.Set {
+		c.Name = trimmed(p.Name.Ptr())
+		checkName(f, "name", c.Name, true)
+	}
+	if p.Status.Set {
+		if p.Status.Null || !validStatus(p.Status.Value) {
+			f.Add("status", "invalid_value")
+		}
+		c.Status = p.Status.Value
+	}
+	if p.Notes.Set {
+		c.Notes = p.Notes.Value // null clears to ""
+		if utf8.RuneCountInString(c.Notes) > MaxText {
+			f.Add("notes", "too_long")
+		}
+	}
+	if p.Email.Set {
+		c.setEmail(f, p.Email.Ptr())
+	}
+	if p.Phone.Set {
+		c.setPhone(f, p.Phone.Ptr())
+	}
+	if p.Document.Set {
+		c.Document = shortText(f, "document", p.Document.Ptr())
+	}
+	if p.Source.Set {
+		c.Source = shortText(f, "source", p.Source.Ptr())
+	}
+	if p.BirthDate.Set {
+		c.BirthDate = p.BirthDate.Ptr()
+	}
+	if p.NextFollowUp.Set {
+		c.NextFollowUp = stdTime(p.NextFollowUp.Ptr())
+	}
+	if p.LastInteractionAt.Set {
+		c.LastInteractionAt = stdTime(p.LastInteractionAt.Ptr())
+	}
+}
+
+func trimmed(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return strings.TrimSpace(*s)
+}
+
+// sameView reports whether two renderings are equal (updated_at aside).
+func sameView(a, b View) (bool, error) {
+	b.UpdatedAt = a.UpdatedAt
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false, fmt.Errorf("clients: %w", err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		return false, fmt.Errorf("clients: %w", err)
+	}
+	return bytes.Equal(ja, jb), nil
+}
+
+func stdTime(t *apitime.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.Time
+	return &v
+}
+
+// Update changes a client as one write of w and records client.updated with
+// the fields that changed (none changed: no event). A contact that belongs
+// to another record is 409 conflict.
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Patch) (*Client, error) {
+	c, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	before := c.View()
+	var f apierr.Fields
+	p.apply(c, &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if same, err := sameView(before, c.View()); err != nil || same {
+		return c, err // nothing changed: no write, no event (spec 6.3 rule 3)
+	}
+	c.UpdatedAt = w.At
+	if _, err := tx.NewUpdate().Model(c).WherePK().Exec(ctx); err != nil {
+		if db.IsUniqueViolation(err) {
+			return nil, apierr.Wrap(apierr.Conflict, err)
+		}
+		return nil, fmt.Errorf("clients: update: %w", err)
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.updated", Object: c.View(), Before: before}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Delete removes a client as one write of w and records client.deleted with
+// the record as it was. Its tasks (and quotes) stay, unlinked by the
+// database (ON DELETE SET NULL) without events of their own (spec 6.3
+// rule 7).
+func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Client, error) {
+	c, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.NewDelete().Model(c).WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("clients: delete: %w", err)
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.deleted", Object: c.View()}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Client, error) {
+	if !ids.Valid("cli", id) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	c := new(Client)
+	if err := tx.NewSelect().Model(c).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return c, nil
+}

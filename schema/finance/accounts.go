@@ -1,0 +1,41 @@
+package finance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apitime"
+)
+
+// AccountView is the representation of an account (admin API).
+type AccountView struct {
+	Object              string       `json:"object"`
+	ID                  string       `json:"id"`
+	Name                string       `json:"name"`
+	Kind                string       `json:"kind"`
+	IsDefault           bool         `json:"is_default"`
+	OpeningBalanceCents int64        `json:"opening_balance_cents"`
+	CreatedAt           apitime.Time `json:"created_at"`
+	UpdatedAt           apitime.Time `json:"updated_at"`
+}
+
+// ViewAccount renders an account.
+func ViewAccount(a *Account) AccountView {
+	return AccountView{Object: "finance_account", ID: a.ID, Name: a.Name, Kind: a.Kind, IsDefault: a.IsDefault,
+		OpeningBalanceCents: a.OpeningBalanceCents, CreatedAt: apitime.At(a.CreatedAt), UpdatedAt: apitime.At(a.UpdatedAt)}
+}
+
+// ListAccounts lists the company's accounts, oldest first.
+func ListAccounts(ctx context.Context, tx bun.IDB) ([]AccountView, error) {
+	var rows []Account
+	if err := tx.NewSelect().Model(&rows).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("finance: list accounts: %w", err)
+	}
+	out := make([]AccountView, len(rows))
+	for i := range rows {
+		out[i] = ViewAccount(&rows[i])
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+// Package leads captures contacts sent by other systems (POST /leads, spec
+// 4.5): a lead is a client record (status "lead") and capturing one opens a
+// follow-up task. The rules — required fields, de-duplication on the
+// normalised e-mail or phone, the default task, the permissions of spec 5.4
+// and what the answer shows — live here and are testable without HTTP.
+package leads
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"oficina/schema/apitime"
+)
+
+// Request is the body of POST /leads. It decodes with wire.DecodeBytes.
+type Request struct {
+	Name   *string   `json:"name"`
+	Email  *string   `json:"email"`
+	Phone  *string   `json:"phone"`
+	Source *string   `json:"source"`
+	Notes  *string   `json:"notes"`
+	Task   TaskField `json:"task"`
+}
+
+// TaskRequest is the task object of a capture.
+type TaskRequest struct {
+	Title        *string       `json:"title"`
+	Description  *string       `json:"description"`
+	DueInHours   *int64        `json:"due_in_hours"`
+	DueAt        *apitime.Time `json:"due_at"`
+	Priority     *string       `json:"priority"`
+	AssigneeID   *string       `json:"assignee_id"`
+	AssigneeType *string       `json:"assignee_type"`
+}
+
+// TaskField is the "task" member: omitted (the default task), null (no
+// task) or an object. Unlike field.Opt it decodes the object strictly, so an
+// unknown or mistyped member of the task is a 422 naming "task.<field>".
+type TaskField struct {
+	set, null bool
+	value     TaskRequest
+}
+
+// TaskOmitted, TaskNull and TaskOf build the three forms (tests, benchmarks).
+func TaskOmitted() TaskField                    { return TaskField{} }
+func TaskNull() TaskField                       { return TaskField{set: true, null: true} }
+func TaskOf(t TaskRequest) TaskField            { return TaskField{set: true, value: t} }
+func (t TaskField) Null() bool                  { return t.set && t.null }
+func (t TaskField) Object() (TaskRequest, bool) { return t.value, t.set && !t.null }
+
+// UnmarshalJSON records presence and decodes an object strictly. Type
+// errors come back as *json.UnmarshalTypeError, to which encoding/json adds
+// the "task." path; an unknown member is reported in encoding/json's own
+// wording with the path included, which the request decoder names as
+// unknown_field.
+func (t *TaskField) UnmarshalJSON(b []byte) error {
+	t.set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		t.null = true
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t.value); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return te
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return fmt.Errorf("json: unknown field %q", "task."+strings.Trim(name, `"`))
+		}
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON renders the field as sent (null when omitted or null).
+func (t TaskField) MarshalJSON() ([]byte, error) {
+	if !t.set || t.null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.value)
+}
+
+// OpensTask reports whether the capture opens a task: unless "task" is null.
+func (r *Request) OpensTask() bool { return !r.Task.Null() }

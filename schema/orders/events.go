@@ -1,0 +1,67 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"oficina/streams"
+	"oficina/streams/envelope"
+)
+
+// Event types of service orders. The spec's catalogue (6.4) lists updated
+// and status_changed; created follows client.created and sale.created
+// (docs/decisions/0006-service-order-events.md).
+const (
+	EventCreated       = "service_order.created"
+	EventUpdated       = "service_order.updated"
+	EventStatusChanged = "service_order.status_changed"
+)
+
+// mutate is every write to an existing order: it locks the row, lets fn
+// change it, and — when the GET representation changed — saves it with a
+// new updated_at and records the events: service_order.updated with the
+// changed fields, plus service_order.status_changed when the status moved
+// (6.3 rule 2). A write that changes nothing saves and records nothing.
+func mutate(ctx context.Context, tx bun.IDB, w streams.Write, id string, fn func(o *Order) error) (*Order, error) {
+	o, err := get(ctx, tx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	// Marshalled now: fn may change slices the view shares with o.
+	before, err := json.Marshal(o.View())
+	if err != nil {
+		return nil, fmt.Errorf("orders: marshal: %w", err)
+	}
+	status := o.Status
+	if err := fn(o); err != nil {
+		return nil, err
+	}
+	now, err := json.Marshal(o.View())
+	if err != nil {
+		return nil, fmt.Errorf("orders: marshal: %w", err)
+	}
+	fields, err := envelope.ChangedFields(before, now)
+	if err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	if len(fields) == 0 {
+		return o, nil
+	}
+	o.UpdatedAt = w.At
+	if err := save(ctx, tx, o); err != nil {
+		return nil, err
+	}
+	after := o.View()
+	var changes []streams.Change
+	if o.Status != status {
+		changes = append(changes, streams.Change{Type: EventStatusChanged, Object: after})
+	}
+	changes = append(changes, streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})
+	if _, err := streams.Record(ctx, tx, w, changes...); err != nil {
+		return nil, err
+	}
+	return o, nil
+}

@@ -1,0 +1,217 @@
+package orders
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/streams"
+)
+
+// UpdateInput is the body of PATCH /service_orders/{id}: any field of the
+// create body (not the switches) plus status. Omitted fields keep their
+// value; null clears a nullable field, empties a text field or list, and is
+// refused for client_name, priority and status.
+type UpdateInput struct {
+	ClientID             *string          `json:"client_id"`
+	ClientName           *string          `json:"client_name"`
+	ClientPhone          *string          `json:"client_phone"`
+	ClientDescription    *string          `json:"client_description"`
+	ServiceAddress       *string          `json:"service_address"`
+	TypeID               *string          `json:"type_id"`
+	TechnicianID         *string          `json:"technician_id"`
+	SupportTechnicianIDs []string         `json:"support_technician_ids"`
+	ScheduledStart       *apitime.Time    `json:"scheduled_start"`
+	ScheduledEnd         *apitime.Time    `json:"scheduled_end"`
+	Priority             *string          `json:"priority"`
+	InternalNotes        *string          `json:"internal_notes"`
+	Items                []OrderItemInput `json:"items"`
+	DiscountCents        *int64           `json:"discount_cents"`
+	AdditionalCostsCents *int64           `json:"additional_costs_cents"`
+	Status               *string          `json:"status"`
+
+	present map[string]bool
+}
+
+// UnmarshalJSON decodes strictly (unknown fields refused at any depth) and
+// remembers which keys the body carried, so null and omitted differ.
+func (in *UpdateInput) UnmarshalJSON(b []byte) error {
+	type plain UpdateInput
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode((*plain)(in)); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	in.present = make(map[string]bool, len(keys))
+	for k := range keys {
+		in.present[k] = true
+	}
+	return nil
+}
+
+// Has reports whether the body carried the field (null included).
+func (in *UpdateInput) Has(name string) bool { return in.present[name] }
+
+// Update is PATCH: a completed or canceled order refuses (409). Changed
+// references are checked like on creation (404), and the company's required
+// fields apply to the fields the body touches.
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in UpdateInput) (*Order, error) {
+	var c *companyContext
+	return mutate(ctx, tx, w, id, func(o *Order) error {
+		if o.Closed() {
+			return apierr.New(apierr.Conflict)
+		}
+		var err error
+		if c, err = loadContext(ctx, tx, w.CompanyID); err != nil {
+			return err
+		}
+		if err := in.apply(o, w); err != nil {
+			return err
+		}
+		if err := in.required(c, o); err != nil {
+			return err
+		}
+		return in.checkReferences(ctx, tx, o)
+	})
+}
+
+// apply validates the body against o and changes o.
+func (in *UpdateInput) apply(o *Order, w streams.Write) error {
+	var f apierr.Fields
+	if in.Has("client_name") {
+		o.ClientName = text(&f, "client_name", in.ClientName, MaxNameLen, true)
+		if o.ClientName == "" && !has(f, "client_name") {
+			f.Add("client_name", errRequired)
+		}
+	}
+	if in.Has("client_id") {
+		o.ClientID = ref(&f, "client_id", in.ClientID)
+	}
+	if in.Has("type_id") {
+		o.TypeID = ref(&f, "type_id", in.TypeID)
+	}
+	if in.Has("technician_id") {
+		o.TechnicianID = ref(&f, "technician_id", in.TechnicianID)
+	}
+	if in.Has("support_technician_ids") {
+		o.SupportTechnicianIDs = supportIDs(&f, in.SupportTechnicianIDs, nil)
+	}
+	if o.TechnicianID != nil && slices.Contains(o.SupportTechnicianIDs, *o.TechnicianID) {
+		f.Add(pick(in.Has("technician_id"), "technician_id", "support_technician_ids"), errInvalidValue)
+	}
+	for _, t := range []struct {
+		name string
+		dst  *string
+		src  *string
+		max  int
+		trim bool
+	}{
+		{"client_phone", &o.ClientPhone, in.ClientPhone, MaxPhoneLen, true},
+		{"client_description", &o.ClientDescription, in.ClientDescription, MaxTextLen, false},
+		{"service_address", &o.ServiceAddress, in.ServiceAddress, MaxAddressLen, true},
+		{"internal_notes", &o.InternalNotes, in.InternalNotes, MaxTextLen, false},
+	} {
+		if in.Has(t.name) {
+			*t.dst = text(&f, t.name, t.src, t.max, t.trim)
+		}
+	}
+	if in.Has("priority") {
+		if in.Priority == nil || !slices.Contains(Priorities, *in.Priority) {
+			f.Add("priority", errInvalidValue)
+		} else {
+			o.Priority = *in.Priority
+		}
+	}
+	if in.Has("scheduled_start") {
+		o.ScheduledStart = timePtr(in.ScheduledStart)
+	}
+	if in.Has("scheduled_end") {
+		o.ScheduledEnd = timePtr(in.ScheduledEnd)
+	}
+	if o.ScheduledStart != nil && o.ScheduledEnd != nil && o.ScheduledEnd.Before(*o.ScheduledStart) {
+		f.Add(pick(in.Has("scheduled_end"), "scheduled_end", "scheduled_start"), errOutOfRange)
+	}
+	if in.Has("items") {
+		o.Items = nonNil(items(&f, in.Items))
+	}
+	if in.Has("discount_cents") {
+		o.DiscountCents = cents(&f, "discount_cents", in.DiscountCents)
+	}
+	if in.Has("additional_costs_cents") {
+		o.AdditionalCostsCents = cents(&f, "additional_costs_cents", in.AdditionalCostsCents)
+	}
+	if in.Has("status") {
+		if err := validStatus(in.Status); err != nil {
+			f.Add("status", apierr.As(err).Fields[0].Code)
+		} else {
+			o.setStatus(*in.Status, w.At)
+		}
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if err := checkTotal(o.Items, o.DiscountCents, o.AdditionalCostsCents); err != nil {
+		return err
+	}
+	o.SubtotalCents = subtotal(o.Items)
+	o.TotalCents = o.SubtotalCents - o.DiscountCents + o.AdditionalCostsCents
+	return nil
+}
+
+// required applies the type rule and the company's required fields to the
+// fields the body touches (an order may predate a newly required field).
+func (in *UpdateInput) required(c *companyContext, o *Order) error {
+	d := &draft{clientID: o.ClientID, clientPhone: o.ClientPhone, clientDescription: o.ClientDescription,
+		serviceAddress: o.ServiceAddress, typeID: o.TypeID, technicianID: o.TechnicianID,
+		support: o.SupportTechnicianIDs, scheduledStart: o.ScheduledStart, scheduledEnd: o.ScheduledEnd,
+		internalNotes: o.InternalNotes, items: o.Items}
+	var f apierr.Fields
+	if c.TypeRequired && in.Has("type_id") && o.TypeID == nil {
+		f.Add("type_id", errRequired)
+	}
+	for _, name := range c.RequiredFields {
+		if in.Has(name) && d.missing(name) && !has(f, name) {
+			f.Add(name, errRequired)
+		}
+	}
+	return f.Err()
+}
+
+// checkReferences checks the references the body changed (404).
+func (in *UpdateInput) checkReferences(ctx context.Context, tx bun.IDB, o *Order) error {
+	if in.Has("client_id") {
+		if err := checkClient(ctx, tx, o.ClientID); err != nil {
+			return err
+		}
+	}
+	if in.Has("type_id") {
+		if err := checkType(ctx, tx, o.TypeID); err != nil {
+			return err
+		}
+	}
+	var lead *string
+	var support []string
+	if in.Has("technician_id") {
+		lead = o.TechnicianID
+	}
+	if in.Has("support_technician_ids") {
+		support = o.SupportTechnicianIDs
+	}
+	return checkTechnicians(ctx, tx, lead, support)
+}
+
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}

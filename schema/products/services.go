@@ -1,0 +1,126 @@
+package products
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/field"
+	"oficina/schema/ids"
+	"oficina/streams"
+)
+
+// Service is an entry of the company's service catalogue.
+type Service struct {
+	bun.BaseModel `bun:"table:services,alias:svc"`
+
+	ID             string    `bun:"id,pk"`
+	CompanyID      string    `bun:"company_id"`
+	Name           string    `bun:"name"`
+	BasePriceCents int64     `bun:"base_price_cents"`
+	Active         bool      `bun:"active"`
+	CreatedAt      time.Time `bun:"created_at"`
+	UpdatedAt      time.Time `bun:"updated_at"`
+}
+
+// ServiceView is the representation of a service.
+type ServiceView struct {
+	Object         string       `json:"object"`
+	ID             string       `json:"id"`
+	Name           string       `json:"name"`
+	BasePriceCents int64        `json:"base_price_cents"`
+	Active         bool         `json:"active"`
+	CreatedAt      apitime.Time `json:"created_at"`
+	UpdatedAt      apitime.Time `json:"updated_at"`
+}
+
+// View renders the service.
+func (s *Service) View() ServiceView {
+	return ServiceView{Object: "service", ID: s.ID, Name: s.Name, BasePriceCents: s.BasePriceCents, Active: s.Active,
+		CreatedAt: apitime.At(s.CreatedAt), UpdatedAt: apitime.At(s.UpdatedAt)}
+}
+
+// ServiceInput creates or changes a service (dashboard action).
+type ServiceInput struct {
+	Name           field.Opt[string] `json:"name"`
+	BasePriceCents field.Opt[int64]  `json:"base_price_cents"`
+	Active         field.Opt[bool]   `json:"active"`
+}
+
+func (in *ServiceInput) apply(s *Service) error {
+	var f apierr.Fields
+	if in.Name.Set {
+		s.Name = strings.TrimSpace(in.Name.Value)
+	}
+	if s.Name == "" {
+		f.Add("name", "required")
+	} else if utf8.RuneCountInString(s.Name) > MaxName {
+		f.Add("name", "too_long")
+	}
+	if in.BasePriceCents.Set {
+		s.BasePriceCents = in.BasePriceCents.Value
+	}
+	checkPrice(&f, "base_price_cents", s.BasePriceCents)
+	if in.Active.Set {
+		s.Active = in.Active.Value
+	}
+	return f.Err()
+}
+
+// GetService reads a service.
+func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Service, error) {
+	if !ids.Valid("svc", id) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	s := new(Service)
+	q := tx.NewSelect().Model(s).Where("svc.id = ?", id)
+	if forUpdate {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return s, nil
+}
+
+// CreateService adds a service and records service.created.
+func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceInput) (*Service, error) {
+	s := &Service{ID: ids.New("svc"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
+	if err := in.apply(s); err != nil {
+		return nil, err
+	}
+	if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("products: create service: %w", err)
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "service.created", Object: s.View()}); err != nil {
+		return nil, fmt.Errorf("products: events: %w", err)
+	}
+	return s, nil
+}
+
+// UpdateService changes a service and records service.updated when its
+// representation changed.
+func UpdateService(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceInput) (*Service, error) {
+	s, err := GetService(ctx, tx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	before := s.View()
+	if err := in.apply(s); err != nil {
+		return nil, err
+	}
+	s.UpdatedAt = w.At
+	if _, err := tx.NewUpdate().Model(s).Column("name", "base_price_cents", "active", "updated_at").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("products: update service: %w", err)
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "service.updated", Object: s.View(), Before: before}); err != nil {
+		return nil, fmt.Errorf("products: events: %w", err)
+	}
+	return s, nil
+}

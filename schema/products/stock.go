@@ -1,0 +1,219 @@
+package products
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/schema/page"
+	"oficina/streams"
+)
+
+// Reasons of stock movements.
+const (
+	ReasonAdjustment   = "adjustment"
+	ReasonSale         = "sale"
+	ReasonSaleVersion  = "sale_version"
+	ReasonSaleCanceled = "sale_canceled"
+)
+
+// Movement is an entry of the stock ledger.
+type Movement struct {
+	bun.BaseModel `bun:"table:stock_movements,alias:m"`
+
+	ID           string    `bun:"id,pk"`
+	CompanyID    string    `bun:"company_id"`
+	ProductID    string    `bun:"product_id"`
+	VariationID  *string   `bun:"variation_id"`
+	Quantity     int64     `bun:"quantity"`
+	BalanceAfter int64     `bun:"balance_after"`
+	Reason       string    `bun:"reason"`
+	SaleID       *string   `bun:"sale_id"`
+	CreatedAt    time.Time `bun:"created_at"`
+}
+
+// MovementView is the representation of a movement (stock.changed events,
+// admin API). A ledger movement has only created_at (spec 2.1).
+type MovementView struct {
+	Object       string       `json:"object"`
+	ID           string       `json:"id"`
+	ProductID    string       `json:"product_id"`
+	VariationID  *string      `json:"variation_id"`
+	Quantity     int64        `json:"quantity"`
+	BalanceAfter int64        `json:"balance_after"`
+	Reason       string       `json:"reason"`
+	SaleID       *string      `json:"sale_id"`
+	CreatedAt    apitime.Time `json:"created_at"`
+}
+
+// View renders the movement.
+func (m *Movement) View() MovementView {
+	return MovementView{Object: "stock_movement", ID: m.ID, ProductID: m.ProductID, VariationID: m.VariationID,
+		Quantity: m.Quantity, BalanceAfter: m.BalanceAfter, Reason: m.Reason, SaleID: m.SaleID, CreatedAt: apitime.At(m.CreatedAt)}
+}
+
+// MovementChanges are the stock.changed events of movements.
+func MovementChanges(ms []Movement) []streams.Change {
+	out := make([]streams.Change, len(ms))
+	for i := range ms {
+		out[i] = streams.Change{Type: "stock.changed", Object: ms[i].View()}
+	}
+	return out
+}
+
+// Delta is a signed stock change of a product or one of its variations.
+type Delta struct {
+	ProductID   string
+	VariationID *string
+	Quantity    int64
+}
+
+func (d Delta) key() string {
+	if d.VariationID != nil {
+		return d.ProductID + "/" + *d.VariationID
+	}
+	return d.ProductID
+}
+
+// Merge adds up deltas of the same product or variation and drops zeros,
+// in a stable order (product, then variation) so that concurrent writers
+// lock stock rows in the same order and cannot deadlock.
+func Merge(ds []Delta) []Delta {
+	at := map[string]int{}
+	var out []Delta
+	for _, d := range ds {
+		if i, ok := at[d.key()]; ok {
+			out[i].Quantity += d.Quantity
+			continue
+		}
+		at[d.key()] = len(out)
+		out = append(out, d)
+	}
+	out = slices.DeleteFunc(out, func(d Delta) bool { return d.Quantity == 0 })
+	slices.SortFunc(out, func(a, b Delta) int { return cmp.Compare(a.key(), b.key()) })
+	return out
+}
+
+// Move applies deltas to the stock of products and variations and writes
+// one ledger movement each (stock may go negative: a sale is never refused
+// for lack of stock). A product or variation deleted meanwhile is skipped.
+// The caller records MovementChanges of the result in its write.
+func Move(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]Movement, error) {
+	out, err := Apply(ctx, tx, companyID, deltas, reason, saleID, now)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	if _, err := tx.NewInsert().Model(&out).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("products: stock movements: %w", err)
+	}
+	return out, nil
+}
+
+// Apply is Move without storing the movements: the caller inserts them
+// (sales batch them with the rest of their write).
+func Apply(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]Movement, error) {
+	deltas = Merge(deltas)
+	out := make([]Movement, 0, len(deltas))
+	for _, d := range deltas {
+		var bal int64
+		var err error
+		if d.VariationID != nil {
+			err = tx.NewRaw("UPDATE product_variations SET stock_quantity = stock_quantity + ? WHERE id = ? AND product_id = ? RETURNING stock_quantity",
+				d.Quantity, *d.VariationID, d.ProductID).Scan(ctx, &bal)
+		} else {
+			err = tx.NewRaw("UPDATE products SET stock_quantity = stock_quantity + ? WHERE id = ? RETURNING stock_quantity",
+				d.Quantity, d.ProductID).Scan(ctx, &bal)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("products: move stock: %w", err)
+		}
+		out = append(out, Movement{ID: ids.New("stk"), CompanyID: companyID, ProductID: d.ProductID, VariationID: d.VariationID,
+			Quantity: d.Quantity, BalanceAfter: bal, Reason: reason, SaleID: saleID, CreatedAt: now})
+	}
+	return out, nil
+}
+
+// SaleBalance is the net quantity the ledger moved for a sale, per product
+// and variation (negative: deducted). Cancel and new versions return or
+// adjust exactly this.
+func SaleBalance(ctx context.Context, tx bun.IDB, saleID string) ([]Delta, error) {
+	var rows []struct {
+		ProductID   string  `bun:"product_id"`
+		VariationID *string `bun:"variation_id"`
+		Quantity    int64   `bun:"quantity"`
+	}
+	err := tx.NewSelect().Model((*Movement)(nil)).Column("product_id", "variation_id").ColumnExpr("sum(quantity) AS quantity").
+		Where("sale_id = ?", saleID).Group("product_id", "variation_id").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("products: sale stock: %w", err)
+	}
+	out := make([]Delta, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Delta{ProductID: r.ProductID, VariationID: r.VariationID, Quantity: r.Quantity})
+	}
+	return out, nil
+}
+
+// AdjustInput is a manual stock adjustment (dashboard action).
+type AdjustInput struct {
+	VariationID *string `json:"variation_id"`
+	Quantity    int64   `json:"quantity"` // signed change
+}
+
+// Adjust changes a product's (or variation's) stock and records
+// stock.changed.
+func Adjust(ctx context.Context, tx bun.IDB, w streams.Write, productID string, in AdjustInput) (*Movement, error) {
+	p, err := Get(ctx, tx, productID, false)
+	if err != nil {
+		return nil, err
+	}
+	var f apierr.Fields
+	if in.Quantity == 0 || in.Quantity < -MaxStock || in.Quantity > MaxStock {
+		f.Add("quantity", "out_of_range")
+	}
+	switch {
+	case len(p.Variations) > 0 && in.VariationID == nil:
+		f.Add("variation_id", "required")
+	case len(p.Variations) == 0 && in.VariationID != nil:
+		f.Add("variation_id", "not_allowed")
+	case in.VariationID != nil && !slices.ContainsFunc(p.Variations, func(v Variation) bool { return v.ID == *in.VariationID }):
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	ms, err := Move(ctx, tx, w.CompanyID, []Delta{{ProductID: p.ID, VariationID: in.VariationID, Quantity: in.Quantity}}, ReasonAdjustment, nil, w.At)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := streams.Record(ctx, tx, w, MovementChanges(ms)...); err != nil {
+		return nil, fmt.Errorf("products: events: %w", err)
+	}
+	return &ms[0], nil
+}
+
+// ListMovements lists a product's ledger, newest first.
+func ListMovements(ctx context.Context, tx bun.IDB, productID string, p page.Params) (page.List[MovementView], error) {
+	var rows []Movement
+	if err := p.Apply(tx.NewSelect().Model(&rows).Where("m.product_id = ?", productID), "m.id").Scan(ctx); err != nil {
+		return page.List[MovementView]{}, fmt.Errorf("products: movements: %w", err)
+	}
+	l := page.Wrap(p, rows)
+	out := page.List[MovementView]{Object: "list", HasMore: l.HasMore, Data: make([]MovementView, len(l.Data))}
+	for i := range l.Data {
+		out.Data[i] = l.Data[i].View()
+	}
+	return out, nil
+}

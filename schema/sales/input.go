@@ -1,0 +1,235 @@
+package sales
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+)
+
+// Limits of sale requests (docs/api.md, "Sales").
+const (
+	MaxItems        = 200
+	MaxInstallments = 120
+	MaxQuantity     = 100_000
+	MaxPriceCents   = 100_000_000_000   // unit price: one billion in major units
+	MaxAmountCents  = 1_000_000_000_000 // discount, shipping, costs, plan amounts
+	MaxName         = 200
+	MaxText         = 10000
+)
+
+// CreateSaleInput is the body of POST /sales. Totals are never sent: they are
+// computed from the items, discount, shipping and additional costs.
+type CreateSaleInput struct {
+	ClientID              *string           `json:"client_id"`
+	SellerID              *string           `json:"seller_id"`
+	Items                 []SaleItemInput   `json:"items"`
+	PaymentPlan           *PaymentPlanInput `json:"payment_plan"`
+	DiscountCents         int64             `json:"discount_cents"`
+	ShippingCents         int64             `json:"shipping_cents"`
+	AdditionalCostsCents  int64             `json:"additional_costs_cents"`
+	SaleDate              *apitime.Date     `json:"sale_date"`
+	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
+	Notes                 string            `json:"notes"`
+	ProductionStatus      *string           `json:"production_status"`
+	ProductionNotes       string            `json:"production_notes"`
+	// Request-only switches (2.6).
+	TrackInFinance *bool `json:"track_in_finance"`
+	DecrementStock *bool `json:"decrement_stock"`
+}
+
+// SaleItemInput is a sale item in a request: custom (name and unit price sent)
+// or catalog (product_id, and variation_id when the product has
+// variations; name and price come from the product).
+type SaleItemInput struct {
+	Type           string  `json:"type"`
+	Name           *string `json:"name"`
+	UnitPriceCents *int64  `json:"unit_price_cents"`
+	ProductID      *string `json:"product_id"`
+	VariationID    *string `json:"variation_id"`
+	Quantity       *int64  `json:"quantity"` // default 1
+}
+
+// PaymentPlanInput is the payment plan in a request.
+type PaymentPlanInput struct {
+	Mode             string                 `json:"mode"`
+	PaymentMethod    *string                `json:"payment_method"`
+	AccountID        *string                `json:"account_id"`
+	PaidAt           *apitime.Date          `json:"paid_at"`
+	EntryAmountCents *int64                 `json:"entry_amount_cents"`
+	Installments     []PlanInstallmentInput `json:"installments"`
+}
+
+// PlanInstallmentInput is an installment of a plan or a schedule.
+type PlanInstallmentInput struct {
+	AmountCents *int64        `json:"amount_cents"`
+	DueDate     *apitime.Date `json:"due_date"`
+}
+
+// Validate checks the request's shape (everything that needs neither the
+// database nor the computed total) and reports every invalid field.
+func (in *CreateSaleInput) Validate() error { return in.validate(true) }
+
+// validate is Validate; quote conversion takes items from the quote.
+func (in *CreateSaleInput) validate(withItems bool) error {
+	var f apierr.Fields
+	if withItems {
+		validateItems(&f, "items", in.Items, true)
+	}
+	checkAmount(&f, "discount_cents", in.DiscountCents)
+	checkAmount(&f, "shipping_cents", in.ShippingCents)
+	checkAmount(&f, "additional_costs_cents", in.AdditionalCostsCents)
+	checkText(&f, "notes", in.Notes, MaxText)
+	checkText(&f, "production_notes", in.ProductionNotes, MaxText)
+	if in.ProductionStatus != nil && !slices.Contains(ProductionStatuses, *in.ProductionStatus) {
+		f.Add("production_status", "invalid_value")
+	}
+	if in.PaymentPlan == nil {
+		f.Add("payment_plan", "required")
+	} else {
+		in.PaymentPlan.validate(&f, in.ClientID != nil)
+	}
+	return f.Err()
+}
+
+func validateItems(f *apierr.Fields, param string, items []SaleItemInput, required bool) {
+	if len(items) == 0 && required {
+		f.Add(param, "required")
+		return
+	}
+	if len(items) > MaxItems {
+		f.Add(param, "out_of_range")
+		return
+	}
+	for i := range items {
+		items[i].validate(f, param+"["+strconv.Itoa(i)+"]")
+	}
+}
+
+func (it *SaleItemInput) validate(f *apierr.Fields, param string) {
+	if it.Quantity != nil && (*it.Quantity < 1 || *it.Quantity > MaxQuantity) {
+		f.Add(param+".quantity", "out_of_range")
+	}
+	switch it.Type {
+	case ItemCustom:
+		if it.Name == nil || strings.TrimSpace(*it.Name) == "" {
+			f.Add(param+".name", "required")
+		} else if utf8.RuneCountInString(strings.TrimSpace(*it.Name)) > MaxName {
+			f.Add(param+".name", "too_long")
+		}
+		if it.UnitPriceCents == nil {
+			f.Add(param+".unit_price_cents", "required")
+		} else if *it.UnitPriceCents < 0 || *it.UnitPriceCents > MaxPriceCents {
+			f.Add(param+".unit_price_cents", "out_of_range")
+		}
+		if it.ProductID != nil {
+			f.Add(param+".product_id", "not_allowed")
+		}
+		if it.VariationID != nil {
+			f.Add(param+".variation_id", "not_allowed")
+		}
+	case ItemCatalog:
+		if it.ProductID == nil {
+			f.Add(param+".product_id", "required")
+		}
+		// Name and price come from the product (2.6).
+		if it.Name != nil {
+			f.Add(param+".name", "not_allowed")
+		}
+		if it.UnitPriceCents != nil {
+			f.Add(param+".unit_price_cents", "not_allowed")
+		}
+	case "":
+		f.Add(param+".type", "required")
+	default:
+		f.Add(param+".type", "invalid_value")
+	}
+}
+
+func (p *PaymentPlanInput) validate(f *apierr.Fields, hasClient bool) {
+	const param = "payment_plan"
+	if p.PaymentMethod != nil && !slices.Contains(PaymentMethods, *p.PaymentMethod) {
+		f.Add(param+".payment_method", "invalid_value")
+	}
+	switch p.Mode {
+	case ModePaidFull:
+		if p.EntryAmountCents != nil {
+			f.Add(param+".entry_amount_cents", "not_allowed")
+		}
+		if p.Installments != nil {
+			f.Add(param+".installments", "not_allowed")
+		}
+		return
+	case ModeEntryAndRest:
+		if p.EntryAmountCents == nil {
+			f.Add(param+".entry_amount_cents", "required")
+		} else if *p.EntryAmountCents < 1 || *p.EntryAmountCents > MaxAmountCents {
+			f.Add(param+".entry_amount_cents", "out_of_range")
+		}
+	case ModeInstallments, ModeUnpaid:
+		if p.EntryAmountCents != nil {
+			f.Add(param+".entry_amount_cents", "not_allowed")
+		}
+		if p.PaidAt != nil {
+			f.Add(param+".paid_at", "not_allowed") // nothing is paid upfront
+		}
+		if p.Mode == ModeUnpaid && !hasClient {
+			f.Add("client_id", "required")
+		}
+	case "":
+		f.Add(param+".mode", "required")
+		return
+	default:
+		f.Add(param+".mode", "invalid_value")
+		return
+	}
+	validateSchedule(f, param+".installments", p.Installments)
+}
+
+// validateSchedule checks a list of installments (plan or reschedule).
+func validateSchedule(f *apierr.Fields, param string, list []PlanInstallmentInput) {
+	if len(list) == 0 {
+		f.Add(param, "required")
+		return
+	}
+	if len(list) > MaxInstallments {
+		f.Add(param, "out_of_range")
+		return
+	}
+	for i, n := range list {
+		p := param + "[" + strconv.Itoa(i) + "]"
+		if n.AmountCents == nil {
+			f.Add(p+".amount_cents", "required")
+		} else if *n.AmountCents < 1 || *n.AmountCents > MaxAmountCents {
+			f.Add(p+".amount_cents", "out_of_range")
+		}
+		if n.DueDate == nil {
+			f.Add(p+".due_date", "required")
+		}
+	}
+}
+
+func checkAmount(f *apierr.Fields, param string, v int64) {
+	if v < 0 || v > MaxAmountCents {
+		f.Add(param, "out_of_range")
+	}
+}
+
+func checkText(f *apierr.Fields, param, v string, max int) {
+	if utf8.RuneCountInString(v) > max {
+		f.Add(param, "too_long")
+	}
+}
+
+// checkReason checks the reason of versions, reversals and cancellation.
+func checkReason(f *apierr.Fields, reason string) {
+	switch r := strings.TrimSpace(reason); {
+	case r == "":
+		f.Add("reason", "required")
+	case utf8.RuneCountInString(r) > MaxText:
+		f.Add("reason", "too_long")
+	}
+}

@@ -1,0 +1,86 @@
+package sales
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/streams"
+	"oficina/tenant"
+)
+
+// RoutineResult counts what a run of the overdue routine marked.
+type RoutineResult struct {
+	Object       string `json:"object"`
+	Companies    int    `json:"companies"`
+	Sales        int    `json:"sales"`
+	Installments int    `json:"installments"`
+}
+
+// MarkOverdue is the daily routine of one company: installments past due
+// (before today in the company's time zone) become overdue and so do their
+// sales. Each sale marked yields a sale.updated written by the routine,
+// which is always summarized (spec 6.3 rule 5).
+func MarkOverdue(ctx context.Context, tx bun.IDB, companyID string, now time.Time) (RoutineResult, error) {
+	res := RoutineResult{Object: "routine_run"}
+	var tz string
+	if err := tx.NewRaw("SELECT timezone FROM companies WHERE id = ?", companyID).Scan(ctx, &tz); err != nil {
+		return res, fmt.Errorf("sales: routine company: %w", err)
+	}
+	w := streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}, At: now}
+	today := NewEnv(w, tz).Today()
+	var saleIDs []string
+	err := tx.NewSelect().Model((*Installment)(nil)).ColumnExpr("DISTINCT n.sale_id").
+		Join("JOIN sales AS s ON s.id = n.sale_id").
+		Where("n.status = ?", InstOpen).Where("n.due_date < ?", today).Where("s.canceled_at IS NULL").
+		OrderExpr("n.sale_id").Scan(ctx, &saleIDs)
+	if err != nil {
+		return res, fmt.Errorf("sales: routine due installments: %w", err)
+	}
+	for _, id := range saleIDs {
+		o, err := begin(ctx, tx, w, id)
+		if err != nil {
+			return res, err
+		}
+		settle(o.s, today)
+		for i := range o.s.Installments {
+			if o.before.Installments[i].Status != o.s.Installments[i].Status {
+				res.Installments++
+			}
+		}
+		if _, err := o.commit(); err != nil {
+			return res, err
+		}
+		res.Sales++
+	}
+	if len(saleIDs) > 0 {
+		res.Companies = 1
+	}
+	return res, nil
+}
+
+// MarkOverdueAll runs MarkOverdue for every company with installments past
+// due at now, each in its own company transaction (the scheduler calls it
+// daily; the admin API can trigger it).
+func MarkOverdueAll(ctx context.Context, db bun.IDB, now time.Time) (RoutineResult, error) {
+	total := RoutineResult{Object: "routine_run"}
+	var companies []string
+	if err := db.NewRaw("SELECT oficina_sales_overdue_companies(?)", now).Scan(ctx, &companies); err != nil {
+		return total, fmt.Errorf("sales: routine companies: %w", err)
+	}
+	for _, c := range companies {
+		err := tenant.Tx(ctx, db, c, func(ctx context.Context, tx bun.Tx) error {
+			r, err := MarkOverdue(ctx, tx, c, now)
+			total.Companies += r.Companies
+			total.Sales += r.Sales
+			total.Installments += r.Installments
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,127 @@
+package sales
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/streams"
+)
+
+// PaymentInput is the body of POST /sales/{id}/payments (4.4).
+type PaymentInput struct {
+	AmountCents   *int64        `json:"amount_cents"`
+	PaidAt        *apitime.Date `json:"paid_at"`
+	PaymentMethod *string       `json:"payment_method"`
+	InstallmentID *string       `json:"installment_id"`
+	AccountID     *string       `json:"account_id"`
+}
+
+func (in *PaymentInput) validate() error {
+	var f apierr.Fields
+	if in.AmountCents == nil {
+		f.Add("amount_cents", "required")
+	} else if *in.AmountCents < 1 || *in.AmountCents > MaxAmountCents {
+		f.Add("amount_cents", "out_of_range")
+	}
+	if in.PaidAt == nil {
+		f.Add("paid_at", "required")
+	}
+	if in.PaymentMethod != nil && !slices.Contains(PaymentMethods, *in.PaymentMethod) {
+		f.Add("payment_method", "invalid_value")
+	}
+	return f.Err()
+}
+
+// Receive registers a payment: at most the sale's balance, applied to the
+// given open installment or in due-date order. paid_cents grows and
+// payment_status moves pending → partial → paid. It records sale.updated,
+// sale.payment_registered, sale.paid when the balance reaches zero, and the
+// finance transactions it posts. A canceled or contract-generated sale
+// refuses payments (409).
+func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in PaymentInput) (*Sale, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	o, err := begin(ctx, tx, w, saleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
+	if o.s.ContractID != nil {
+		return nil, apierr.New(apierr.Conflict) // received through the contract (3.2)
+	}
+	if *in.AmountCents > o.s.TotalCents-o.s.PaidCents {
+		return nil, apierr.Invalid("amount_cents", "exceeds_balance")
+	}
+	if in.InstallmentID != nil && !ids.Valid("ins", *in.InstallmentID) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	y := Payment{ID: ids.New("pay"), CompanyID: o.s.CompanyID, SaleID: o.s.ID, AmountCents: *in.AmountCents,
+		PaidAt: *in.PaidAt, PaymentMethod: in.PaymentMethod, AccountID: o.s.AccountID,
+		CreatedAt: w.At, UpdatedAt: w.At}
+	if in.AccountID != nil {
+		if y.AccountID, err = resolveAccount(ctx, tx, in.AccountID, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := allocate(o.s, &y, in.InstallmentID, o.env.Today()); err != nil {
+		return nil, err
+	}
+	o.s.Payments = append(o.s.Payments, y)
+	settle(o.s, o.env.Today())
+	o.events = []string{EventPaymentRegistered}
+	if o.s.PaymentStatus == StatusPaid {
+		o.events = append(o.events, EventPaid)
+	}
+	return o.commit()
+}
+
+// ReasonInput is the body of payment reversal and of sale cancellation.
+type ReasonInput struct {
+	Reason string `json:"reason"`
+}
+
+// ReversePayment cancels a payment: its amounts go back onto the
+// installments it paid, paid_cents and payment_status follow, and its
+// finance transaction is canceled. A payment already reversed or with an
+// active invoice is 409.
+func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, paymentID string, in ReasonInput) (*Sale, error) {
+	var f apierr.Fields
+	checkReason(&f, in.Reason)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := begin(ctx, tx, w, saleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(o.s.Payments, func(y Payment) bool { return y.ID == paymentID })
+	if i < 0 {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	y := &o.s.Payments[i]
+	if !y.Active() || y.HasActiveInvoice {
+		return nil, apierr.New(apierr.Conflict)
+	}
+	reverse(o.s, y, strings.TrimSpace(in.Reason), o.env)
+	settle(o.s, o.env.Today())
+	return o.commit()
+}
+
+// reverse marks a payment reversed and takes it off its installments.
+func reverse(s *Sale, y *Payment, reason string, e Env) {
+	at := e.Write.At
+	y.CanceledAt, y.CancelReason = &at, &reason
+	unallocate(s, y, e.Today())
+}

@@ -1,0 +1,158 @@
+package sales
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/field"
+	"oficina/schema/numbering"
+	"oficina/tenant"
+)
+
+// NumberSequence is the numbering sequence of sale numbers.
+const NumberSequence = "sale"
+
+// planQuotas are the default monthly sale quotas; a plan missing here has
+// none. A company may get its own in the admin API.
+var planQuotas = map[tenant.Plan]int{
+	tenant.PlanFree:  30,
+	tenant.PlanStart: 300,
+	tenant.PlanPleno: 2000,
+}
+
+// maxQuota bounds a company's own quota (the column is a 32-bit integer).
+const maxQuota = 100_000_000
+
+// DefaultMonthlyQuota is the plan's monthly sale quota, nil for none.
+func DefaultMonthlyQuota(p tenant.Plan) *int {
+	if q, ok := planQuotas[p]; ok {
+		return &q
+	}
+	return nil
+}
+
+// Settings are a company's sales settings (dashboard).
+type Settings struct {
+	bun.BaseModel `bun:"table:sales_settings"`
+
+	CompanyID          string    `bun:"company_id,pk"`
+	TrackInFinance     bool      `bun:"track_in_finance"`
+	MonthlySaleQuota   *int      `bun:"monthly_sale_quota"`
+	SaleQuotaUnlimited bool      `bun:"sale_quota_unlimited"`
+	CreatedAt          time.Time `bun:"created_at"`
+	UpdatedAt          time.Time `bun:"updated_at"`
+}
+
+// SettingsView is the admin representation of the settings.
+type SettingsView struct {
+	Object             string `json:"object"`
+	TrackInFinance     bool   `json:"track_in_finance"`
+	MonthlySaleQuota   *int   `json:"monthly_sale_quota"`
+	SaleQuotaUnlimited bool   `json:"sale_quota_unlimited"`
+	// EffectiveMonthlyQuota is what applies now (null: no quota).
+	EffectiveMonthlyQuota *int `json:"effective_monthly_quota"`
+}
+
+// SettingsInput changes the settings (admin API).
+type SettingsInput struct {
+	TrackInFinance     *bool          `json:"track_in_finance"`
+	MonthlySaleQuota   field.Opt[int] `json:"monthly_sale_quota"` // null: the plan's default
+	SaleQuotaUnlimited *bool          `json:"sale_quota_unlimited"`
+}
+
+// companyContext is what a sale write needs of its company, in one query.
+type companyContext struct {
+	Plan               tenant.Plan `bun:"plan"`
+	Timezone           string      `bun:"timezone"`
+	TrackInFinance     bool        `bun:"track_in_finance"`
+	MonthlySaleQuota   *int        `bun:"monthly_sale_quota"`
+	SaleQuotaUnlimited bool        `bun:"sale_quota_unlimited"`
+}
+
+func loadContext(ctx context.Context, tx bun.IDB, companyID string) (*companyContext, error) {
+	c := new(companyContext)
+	err := tx.NewRaw(`SELECT c.plan, c.timezone, COALESCE(s.track_in_finance, true) AS track_in_finance,
+		s.monthly_sale_quota, COALESCE(s.sale_quota_unlimited, false) AS sale_quota_unlimited
+		FROM companies c LEFT JOIN sales_settings s ON s.company_id = c.id WHERE c.id = ?`, companyID).Scan(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("sales: company settings: %w", err)
+	}
+	return c, nil
+}
+
+// quota is the effective monthly quota, nil when unlimited.
+func (c *companyContext) quota() *int {
+	switch {
+	case c.SaleQuotaUnlimited:
+		return nil
+	case c.MonthlySaleQuota != nil:
+		return c.MonthlySaleQuota
+	}
+	return DefaultMonthlyQuota(c.Plan)
+}
+
+func (c *companyContext) view() SettingsView {
+	return SettingsView{Object: "sales_settings", TrackInFinance: c.TrackInFinance, MonthlySaleQuota: c.MonthlySaleQuota,
+		SaleQuotaUnlimited: c.SaleQuotaUnlimited, EffectiveMonthlyQuota: c.quota()}
+}
+
+// takeNumber counts the sale in this month's quota (403 plan_limit_reached
+// when used up) and returns its number. Both counter rows stay locked until
+// the write ends, so concurrent creations neither overshoot the quota nor
+// share a number, and a rolled-back write gives both back; callers take
+// them last to keep that lock short.
+func takeNumber(ctx context.Context, tx bun.IDB, companyID string, c *companyContext, e Env) (int64, error) {
+	if q := c.quota(); q != nil {
+		month := e.Write.At.In(e.Location).Format("2006-01")
+		n, err := numbering.Next(ctx, tx, companyID, "sale_quota:"+month)
+		if err != nil {
+			return 0, err
+		}
+		if n > int64(*q) {
+			return 0, apierr.New(apierr.PlanLimitReached)
+		}
+	}
+	return numbering.Next(ctx, tx, companyID, NumberSequence)
+}
+
+// GetSettings reads the company's sales settings (defaults without a row).
+func GetSettings(ctx context.Context, tx bun.IDB, companyID string) (SettingsView, error) {
+	c, err := loadContext(ctx, tx, companyID)
+	if err != nil {
+		return SettingsView{}, err
+	}
+	return c.view(), nil
+}
+
+// SetSettings changes the company's sales settings (dashboard action; no
+// event).
+func SetSettings(ctx context.Context, tx bun.IDB, companyID string, in SettingsInput, now time.Time) (SettingsView, error) {
+	c, err := loadContext(ctx, tx, companyID)
+	if err != nil {
+		return SettingsView{}, err
+	}
+	if in.TrackInFinance != nil {
+		c.TrackInFinance = *in.TrackInFinance
+	}
+	if in.MonthlySaleQuota.Set {
+		c.MonthlySaleQuota = in.MonthlySaleQuota.Ptr()
+		if q := c.MonthlySaleQuota; q != nil && (*q < 0 || *q > maxQuota) {
+			return SettingsView{}, apierr.Invalid("monthly_sale_quota", "out_of_range")
+		}
+	}
+	if in.SaleQuotaUnlimited != nil {
+		c.SaleQuotaUnlimited = *in.SaleQuotaUnlimited
+	}
+	row := &Settings{CompanyID: companyID, TrackInFinance: c.TrackInFinance, MonthlySaleQuota: c.MonthlySaleQuota,
+		SaleQuotaUnlimited: c.SaleQuotaUnlimited, CreatedAt: now, UpdatedAt: now}
+	if _, err := tx.NewInsert().Model(row).On("CONFLICT (company_id) DO UPDATE").
+		Set("track_in_finance = EXCLUDED.track_in_finance, monthly_sale_quota = EXCLUDED.monthly_sale_quota").
+		Set("sale_quota_unlimited = EXCLUDED.sale_quota_unlimited, updated_at = EXCLUDED.updated_at").Exec(ctx); err != nil {
+		return SettingsView{}, fmt.Errorf("sales: save settings: %w", err)
+	}
+	return c.view(), nil
+}

@@ -1,0 +1,110 @@
+package sales
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/field"
+	"oficina/schema/products"
+	"oficina/streams"
+)
+
+// SalePatch is the body of PATCH /sales/{id}: notes and production, which
+// change without a new version. Omitted fields stay; null clears.
+type SalePatch struct {
+	Notes                 field.Opt[string]       `json:"notes"`
+	ProductionStatus      field.Opt[string]       `json:"production_status"`
+	ProductionNotes       field.Opt[string]       `json:"production_notes"`
+	EstimatedDeliveryDate field.Opt[apitime.Time] `json:"estimated_delivery_date"`
+}
+
+// Update applies a SalePatch and records sale.updated when something changed.
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, p SalePatch) (*Sale, error) {
+	var f apierr.Fields
+	if p.Notes.Set {
+		checkText(&f, "notes", p.Notes.Value, MaxText)
+	}
+	if p.ProductionNotes.Set {
+		checkText(&f, "production_notes", p.ProductionNotes.Value, MaxText)
+	}
+	if p.ProductionStatus.Set && !p.ProductionStatus.Null && !slices.Contains(ProductionStatuses, p.ProductionStatus.Value) {
+		f.Add("production_status", "invalid_value")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := begin(ctx, tx, w, saleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
+	if p.Notes.Set {
+		o.s.Notes = p.Notes.Value
+	}
+	if p.ProductionNotes.Set {
+		o.s.ProductionNotes = p.ProductionNotes.Value
+	}
+	if p.ProductionStatus.Set {
+		o.s.ProductionStatus = p.ProductionStatus.Ptr()
+	}
+	if p.EstimatedDeliveryDate.Set {
+		o.s.EstimatedDeliveryDate = nil
+		if v := p.EstimatedDeliveryDate.Ptr(); v != nil {
+			t := v.Time
+			o.s.EstimatedDeliveryDate = &t
+		}
+	}
+	if o.s.View(false).sameAs(o.before.View(false)) {
+		return o.s, nil // nothing changed: no write, no event (6.3 rule 3)
+	}
+	return o.commit()
+}
+
+// sameAs compares the fields a SalePatch can change.
+func (v SaleView) sameAs(o SaleView) bool {
+	return v.Notes == o.Notes && v.ProductionNotes == o.ProductionNotes && eqPtr(v.ProductionStatus, o.ProductionStatus) &&
+		eqPtr(v.EstimatedDeliveryDate, o.EstimatedDeliveryDate)
+}
+
+// Cancel cancels a sale: every payment is reversed, the installments are
+// canceled, the stock it deducted comes back and its finance transactions
+// are canceled; canceled_at is set. A sale with an active invoice (409) or
+// already canceled (409) is refused. A sale is never deleted.
+func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in ReasonInput) (*Sale, error) {
+	var f apierr.Fields
+	checkReason(&f, in.Reason)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := begin(ctx, tx, w, saleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
+	if o.s.InvoiceLocked {
+		return nil, apierr.New(apierr.Conflict)
+	}
+	reason := strings.TrimSpace(in.Reason)
+	for i := range o.s.Payments {
+		if y := &o.s.Payments[i]; y.Active() {
+			reverse(o.s, y, reason, o.env)
+		}
+	}
+	settle(o.s, o.env.Today())
+	for i := range o.s.Installments {
+		o.s.Installments[i].Status = InstCanceled
+	}
+	at := w.At
+	o.s.CanceledAt, o.s.CancelReason, o.s.Overdue = &at, &reason, false
+	o.stock = products.ReasonSaleCanceled
+	return o.commit()
+}

@@ -1,0 +1,108 @@
+package sales
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/products"
+	"oficina/streams"
+)
+
+// Event names of sales (6.4).
+const (
+	EventCreated           = "sale.created"
+	EventUpdated           = "sale.updated"
+	EventPaid              = "sale.paid"
+	EventPaymentRegistered = "sale.payment_registered"
+)
+
+// op is one write of an existing sale: the sale as loaded (locked) and the
+// copy the write changes.
+type op struct {
+	ctx    context.Context
+	tx     bun.IDB
+	env    Env
+	before *Sale
+	s      *Sale
+	// stock is the ledger reason when the write may move stock ("" none).
+	stock string
+	// events are the write's own sale events (sale.payment_registered,
+	// sale.paid), recorded after sale.updated with the sale as it ends.
+	events []string
+}
+
+// begin locks and loads the sale for a write.
+func begin(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*op, error) {
+	s, err := Load(ctx, tx, id, LoadOptions{ForUpdate: true})
+	if err != nil {
+		return nil, err
+	}
+	return &op{ctx: ctx, tx: tx, env: NewEnv(w, s.CompanyTimezone), before: s, s: s.clone()}, nil
+}
+
+// writable refuses writes to a canceled sale (3.2).
+func (o *op) writable() error {
+	if o.s.CanceledAt != nil {
+		return apierr.New(apierr.Conflict)
+	}
+	return nil
+}
+
+// commit writes the changes back, keeps finance and stock in step and
+// records sale.updated (when the sale's representation changed), the
+// write's own sale events, then financial_transaction.* and stock.changed.
+func (o *op) commit() (*Sale, error) {
+	now := o.env.Write.At
+	b := newBatch(o.tx)
+	if err := persist(o.tx, b, o.before, o.s, now); err != nil {
+		return nil, err
+	}
+	finEvents, err := syncFinance(o.ctx, o.tx, o.s, false, now, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.exec(o.ctx, o.tx); err != nil {
+		return nil, err
+	}
+	var moves []products.Movement
+	if o.stock != "" {
+		have, err := products.SaleBalance(o.ctx, o.tx, o.s.ID)
+		if err != nil {
+			return nil, err
+		}
+		deltas := stockWanted(o.s)
+		for _, d := range have {
+			d.Quantity = -d.Quantity
+			deltas = append(deltas, d)
+		}
+		if moves, err = products.Move(o.ctx, o.tx, o.s.CompanyID, deltas, o.stock, &o.s.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	o.s.normalize()
+	o.before.normalize()
+	changes := []streams.Change{{Type: EventUpdated, Object: o.s.View(false), Before: o.before.View(false)}}
+	for _, t := range o.events {
+		changes = append(changes, streams.Change{Type: t, Object: o.s.View(false)})
+	}
+	changes = append(changes, finEvents...)
+	changes = append(changes, products.MovementChanges(moves)...)
+	return o.s, record(o.ctx, o.tx, o.env.Write, changes)
+}
+
+// normalize orders the children as Load reads them, so a sale changed in
+// memory renders exactly as GET would.
+func (s *Sale) normalize() {
+	slices.SortStableFunc(s.Items, func(a, b Item) int { return cmp.Compare(a.Position, b.Position) })
+	slices.SortFunc(s.Installments, func(a, b Installment) int {
+		return cmp.Or(a.DueDate.Compare(b.DueDate.Time), cmp.Compare(a.ID, b.ID))
+	})
+	slices.SortFunc(s.Payments, func(a, b Payment) int {
+		return cmp.Or(a.CreatedAt.Truncate(1000).Compare(b.CreatedAt.Truncate(1000)), cmp.Compare(a.ID, b.ID))
+	})
+	slices.SortFunc(s.Transactions, func(a, b financeTx) int { return cmp.Compare(a.ID, b.ID) })
+}

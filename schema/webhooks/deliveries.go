@@ -1,0 +1,113 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/schema/page"
+	"oficina/streams"
+)
+
+// DeliveryView is a delivery log entry (spec 2.8). response_status_code
+// is present when the receiver answered non-2xx, error when there was no
+// answer or the delivery was closed for a reason (subscriber_access_lost,
+// plan_without_api).
+type DeliveryView struct {
+	Object             string        `json:"object"`
+	ID                 string        `json:"id"`
+	WebhookEndpointID  string        `json:"webhook_endpoint_id"`
+	EventID            string        `json:"event_id"`
+	EventType          string        `json:"event_type"`
+	Status             string        `json:"status"`
+	ResponseStatusCode *int          `json:"response_status_code,omitempty"`
+	Error              *string       `json:"error,omitempty"`
+	Attempts           int           `json:"attempts"`
+	LastAttemptAt      *apitime.Time `json:"last_attempt_at"`
+	NextAttemptAt      *apitime.Time `json:"next_attempt_at"`
+	ResendOf           *string       `json:"resend_of"`
+	CreatedAt          apitime.Time  `json:"created_at"`
+}
+
+// ViewDelivery renders a delivery log entry.
+func ViewDelivery(d *streams.Delivery) DeliveryView {
+	v := DeliveryView{
+		Object: "webhook_delivery", ID: d.ID, WebhookEndpointID: d.EndpointID, EventID: d.EventID,
+		EventType: d.EventType, Status: d.Status, Error: d.Error, Attempts: d.AttemptCount,
+		ResendOf: d.ResendOf, CreatedAt: apitime.At(d.CreatedAt),
+	}
+	if c := d.ResponseStatusCode; c != nil && (*c < 200 || *c > 299) {
+		v.ResponseStatusCode = c
+	}
+	if d.LastAttemptAt != nil {
+		t := apitime.At(*d.LastAttemptAt)
+		v.LastAttemptAt = &t
+	}
+	if d.NextAttemptAt != nil && d.Status == streams.StatusPending {
+		t := apitime.At(*d.NextAttemptAt)
+		v.NextAttemptAt = &t
+	}
+	return v
+}
+
+// Deliveries pages through an endpoint's delivery log, newest first.
+func Deliveries(ctx context.Context, tx bun.IDB, endpointID string, p page.Params) (page.List[DeliveryView], error) {
+	if _, err := Get(ctx, tx, endpointID); err != nil {
+		return page.List[DeliveryView]{}, err
+	}
+	var ds []streams.Delivery
+	if err := p.Apply(tx.NewSelect().Model(&ds).Where("endpoint_id = ?", endpointID), "id").Scan(ctx); err != nil {
+		return page.List[DeliveryView]{}, fmt.Errorf("webhooks: deliveries: %w", err)
+	}
+	vs := make([]DeliveryView, len(ds))
+	for i := range ds {
+		vs[i] = ViewDelivery(&ds[i])
+	}
+	return page.Wrap(p, vs), nil
+}
+
+// Ping records a real ping event delivered to this endpoint only (spec
+// 4.6). It needs access to the subscribed events; a disabled endpoint is
+// 409 conflict.
+func Ping(ctx context.Context, tx bun.IDB, w streams.Write, id string, access Access) (streams.Recorded, error) {
+	e, err := Get(ctx, tx, id)
+	if err != nil {
+		return streams.Recorded{}, err
+	}
+	if err := access(e.Events); err != nil {
+		return streams.Recorded{}, err
+	}
+	if e.Status != StatusEnabled {
+		return streams.Recorded{}, apierr.New(apierr.Conflict)
+	}
+	return streams.Ping(ctx, tx, w, e.ID)
+}
+
+// Resend creates a new delivery of a logged delivery's event (same event
+// id and body) to its endpoint, which must be enabled (else 409).
+func Resend(ctx context.Context, tx bun.IDB, endpointID, deliveryID string) (DeliveryView, error) {
+	e, err := Get(ctx, tx, endpointID)
+	if err != nil {
+		return DeliveryView{}, err
+	}
+	if !ids.Valid(streams.DeliveryIDPrefix, deliveryID) {
+		return DeliveryView{}, apierr.New(apierr.ResourceNotFound)
+	}
+	orig := new(streams.Delivery)
+	err = tx.NewSelect().Model(orig).Where("id = ?", deliveryID).Where("endpoint_id = ?", e.ID).Scan(ctx)
+	if err != nil {
+		return DeliveryView{}, apierr.NoRows(err)
+	}
+	if e.Status != StatusEnabled {
+		return DeliveryView{}, apierr.New(apierr.Conflict)
+	}
+	d, err := streams.Resend(ctx, tx, orig)
+	if err != nil {
+		return DeliveryView{}, err
+	}
+	return ViewDelivery(d), nil
+}

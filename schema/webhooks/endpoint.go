@@ -1,0 +1,154 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/schema/page"
+)
+
+// IDPrefix starts every endpoint id.
+const IDPrefix = "we"
+
+// Endpoint statuses.
+const (
+	StatusEnabled  = "enabled"
+	StatusDisabled = "disabled"
+)
+
+// Reasons in disabled_reason.
+const (
+	ReasonManual               = "manual"
+	ReasonEmergencyKeyRotation = "emergency_key_rotation"
+)
+
+// Endpoint is a row of webhook_endpoints.
+type Endpoint struct {
+	bun.BaseModel `bun:"table:webhook_endpoints"`
+
+	ID                      string     `bun:"id,pk"`
+	CompanyID               string     `bun:"company_id"`
+	URL                     string     `bun:"url"`
+	Description             string     `bun:"description"`
+	Events                  []string   `bun:"events,array"`
+	Status                  string     `bun:"status"`
+	DisabledReason          *string    `bun:"disabled_reason"`
+	Secret                  string     `bun:"secret"`
+	PreviousSecret          *string    `bun:"previous_secret"`
+	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at"`
+	SubscriberMemberID      string     `bun:"subscriber_member_id"`
+	SubscriberKeyID         *string    `bun:"subscriber_key_id"`
+	CreatedAt               time.Time  `bun:"created_at"`
+	UpdatedAt               time.Time  `bun:"updated_at"`
+}
+
+// EndpointView is an endpoint as the API returns it. Secret is present only in
+// the answers of creation and rotation.
+type EndpointView struct {
+	Object                  string        `json:"object"`
+	ID                      string        `json:"id"`
+	URL                     string        `json:"url"`
+	Description             string        `json:"description"`
+	Events                  []string      `json:"events"`
+	Status                  string        `json:"status"`
+	DisabledReason          *string       `json:"disabled_reason"`
+	Secret                  string        `json:"secret,omitempty"`
+	PreviousSecretExpiresAt *apitime.Time `json:"previous_secret_expires_at"`
+	SubscriberMemberID      string        `json:"subscriber_member_id"`
+	SubscriberAPIKeyID      *string       `json:"subscriber_api_key_id"`
+	CreatedAt               apitime.Time  `json:"created_at"`
+	UpdatedAt               apitime.Time  `json:"updated_at"`
+}
+
+// View renders the endpoint without its secret.
+func (e *Endpoint) View() EndpointView {
+	var prev *apitime.Time
+	if e.PreviousSecretExpiresAt != nil {
+		t := apitime.At(*e.PreviousSecretExpiresAt)
+		prev = &t
+	}
+	return EndpointView{
+		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events,
+		Status: e.Status, DisabledReason: e.DisabledReason, PreviousSecretExpiresAt: prev,
+		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
+		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),
+	}
+}
+
+// ViewWithSecret renders the endpoint with its current secret (creation and
+// rotation answers only).
+func (e *Endpoint) ViewWithSecret() EndpointView {
+	v := e.View()
+	v.Secret = e.Secret
+	return v
+}
+
+// Subscriber is who an endpoint's deliveries are sent on behalf of: the
+// member, and the API key when the subscription was made through the API.
+type Subscriber struct {
+	MemberID string
+	KeyID    string // "" from the dashboard
+}
+
+func (s Subscriber) keyID() *string {
+	if s.KeyID == "" {
+		return nil
+	}
+	k := s.KeyID
+	return &k
+}
+
+// Get reads an endpoint of the transaction's company; a malformed or
+// unknown id (or another company's) is 404.
+func Get(ctx context.Context, tx bun.IDB, id string) (*Endpoint, error) {
+	return get(ctx, tx, id, false)
+}
+
+// getForUpdate reads and locks an endpoint.
+func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Endpoint, error) {
+	return get(ctx, tx, id, true)
+}
+
+func get(ctx context.Context, tx bun.IDB, id string, lock bool) (*Endpoint, error) {
+	if !ids.Valid(IDPrefix, id) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	e := new(Endpoint)
+	q := tx.NewSelect().Model(e).Where("id = ?", id)
+	if lock {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return e, nil
+}
+
+// List pages through the company's endpoints, newest first.
+func List(ctx context.Context, tx bun.IDB, p page.Params) (page.List[EndpointView], error) {
+	var es []Endpoint
+	if err := p.Apply(tx.NewSelect().Model(&es), "id").Scan(ctx); err != nil {
+		return page.List[EndpointView]{}, fmt.Errorf("webhooks: list: %w", err)
+	}
+	vs := make([]EndpointView, len(es))
+	for i := range es {
+		vs[i] = es[i].View()
+	}
+	return page.Wrap(p, vs), nil
+}
+
+// Count is the number of endpoints of the company, enabled or not (the plan
+// quota counts every registered endpoint).
+func Count(ctx context.Context, tx bun.IDB) (int, error) {
+	n, err := tx.NewSelect().Model((*Endpoint)(nil)).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: count: %w", err)
+	}
+	return int(n), nil
+}

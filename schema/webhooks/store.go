@@ -1,0 +1,263 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/dispatch/signing"
+	"oficina/schema/apierr"
+	"oficina/schema/field"
+	"oficina/schema/ids"
+	"oficina/tenant"
+)
+
+// Access authorizes the caller to subscribe to events: it runs the
+// permission layers for `<module>:read` of every module of the events
+// (spec 5.4) and the owner/admin rule of 4.6. The HTTP handlers build it
+// from the principal; the dashboard from the acting member.
+type Access func(events []string) error
+
+// Input creates an endpoint.
+type Input struct {
+	URL         string   `json:"url"`
+	Description *string  `json:"description"`
+	Events      []string `json:"events"`
+}
+
+// Patch updates an endpoint; omitted fields stay.
+type Patch struct {
+	URL         field.Opt[string]   `json:"url"`
+	Description field.Opt[string]   `json:"description"`
+	Events      field.Opt[[]string] `json:"events"`
+}
+
+// Create registers an endpoint for sub after access allows its events.
+// Order: the body's own rules (422), access (403), the destination check
+// (422, it resolves the host), the plan quota (403 plan_limit_reached).
+// The owners and admins are mailed in the same transaction.
+func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, sub Subscriber, access Access, guard URLChecker, now time.Time) (*Endpoint, error) {
+	var f apierr.Fields
+	events, err := NormalizeEvents(in.Events)
+	addField(&f, err)
+	switch {
+	case in.URL == "":
+		f.Add("url", "required")
+	case len(in.URL) > MaxURLLength:
+		f.Add("url", "too_long")
+	}
+	desc := ""
+	if in.Description != nil {
+		desc = *in.Description
+		addField(&f, checkDescription(desc))
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := access(events); err != nil {
+		return nil, err
+	}
+	if err := checkURL(ctx, guard, in.URL); err != nil {
+		return nil, err
+	}
+	company := new(tenant.Company)
+	if err := tx.NewSelect().Model(company).Where("id = ?", companyID).For("UPDATE").Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	n, err := Count(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if n >= company.Plan.Limits().WebhookEndpoints {
+		return nil, apierr.New(apierr.PlanLimitReached)
+	}
+	secret, err := signing.NewSecret(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	e := &Endpoint{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
+		Status: StatusEnabled, Secret: secret, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
+		CreatedAt: now, UpdatedAt: now}
+	if _, err := tx.NewInsert().Model(e).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("webhooks: create: %w", err)
+	}
+	if err := mailCreated(ctx, tx, e, sub, now); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// addField appends the field errors of a validation error to f.
+func addField(f *apierr.Fields, err error) {
+	if e := apierr.As(err); err != nil && e.Code == apierr.ValidationFailed {
+		*f = append(*f, e.Fields...)
+	}
+}
+
+// Update applies p. Changing the URL or the events needs access to the
+// resulting events and makes the editor the subscriber (spec 6.6); a
+// description change alone does neither.
+func Update(ctx context.Context, tx bun.IDB, id string, p Patch, editor Subscriber, access Access, guard URLChecker, now time.Time) (*Endpoint, error) {
+	e, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	var f apierr.Fields
+	url, events := e.URL, e.Events
+	if p.URL.Set {
+		switch {
+		case p.URL.Null:
+			f.Add("url", "invalid_type")
+		case p.URL.Value == "":
+			f.Add("url", "required")
+		case len(p.URL.Value) > MaxURLLength:
+			f.Add("url", "too_long")
+		default:
+			url = p.URL.Value
+		}
+	}
+	if p.Events.Set {
+		if p.Events.Null {
+			f.Add("events", "invalid_type")
+		} else if ev, err := NormalizeEvents(p.Events.Value); err != nil {
+			addField(&f, err)
+		} else {
+			events = ev
+		}
+	}
+	if p.Description.Set {
+		e.Description = p.Description.Value // null clears it
+		addField(&f, checkDescription(e.Description))
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	urlChanged, eventsChanged := url != e.URL, !slices.Equal(events, e.Events)
+	if urlChanged || eventsChanged {
+		if err := access(events); err != nil {
+			return nil, err
+		}
+		if urlChanged {
+			if err := checkURL(ctx, guard, url); err != nil {
+				return nil, err
+			}
+		}
+		e.URL, e.Events = url, events
+		e.SubscriberMemberID, e.SubscriberKeyID = editor.MemberID, editor.keyID()
+	}
+	e.UpdatedAt = now
+	return e, save(ctx, tx, e)
+}
+
+func save(ctx context.Context, tx bun.IDB, e *Endpoint) error {
+	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "status", "disabled_reason",
+		"secret", "previous_secret", "previous_secret_expires_at", "subscriber_member_id", "subscriber_key_id",
+		"updated_at").WherePK().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("webhooks: save %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// Deleted is the answer of a delete.
+type Deleted struct {
+	Object  string `json:"object"`
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// Delete removes an endpoint with its delivery log. Deliveries already on
+// DELIVERIES find no row and are dropped by the dispatcher.
+func Delete(ctx context.Context, tx bun.IDB, id string) (Deleted, error) {
+	e, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return Deleted{}, err
+	}
+	if _, err := tx.NewDelete().Model(e).WherePK().Exec(ctx); err != nil {
+		return Deleted{}, fmt.Errorf("webhooks: delete %s: %w", id, err)
+	}
+	return Deleted{Object: "webhook_endpoint", ID: id, Deleted: true}, nil
+}
+
+// Enable re-enables an endpoint (spec 3.3): it needs access to every
+// subscribed event, and the editor becomes the subscriber. Enabling an
+// enabled endpoint changes nothing.
+func Enable(ctx context.Context, tx bun.IDB, id string, editor Subscriber, access Access, now time.Time) (*Endpoint, error) {
+	e, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := access(e.Events); err != nil {
+		return nil, err
+	}
+	if e.Status == StatusEnabled {
+		return e, nil
+	}
+	e.Status, e.DisabledReason = StatusEnabled, nil
+	e.SubscriberMemberID, e.SubscriberKeyID = editor.MemberID, editor.keyID()
+	e.UpdatedAt = now
+	return e, save(ctx, tx, e)
+}
+
+// Disable stops deliveries to an endpoint (disabled_reason manual).
+// Disabling a disabled endpoint changes nothing.
+func Disable(ctx context.Context, tx bun.IDB, id string, now time.Time) (*Endpoint, error) {
+	e, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Status == StatusDisabled {
+		return e, nil
+	}
+	reason := ReasonManual
+	e.Status, e.DisabledReason, e.UpdatedAt = StatusDisabled, &reason, now
+	return e, save(ctx, tx, e)
+}
+
+// Secret rotation limits.
+const (
+	DefaultSecretGrace = 24 * time.Hour
+	MaxSecretGrace     = 7 * 24 * time.Hour
+)
+
+// RotateSecret gives the endpoint a new secret. With grace > 0 the previous
+// secret keeps signing too (a second v1 signature, which Standard Webhooks
+// receivers accept) until now+grace, so receivers can switch without
+// losing deliveries; grace 0 drops it at once.
+func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duration, access Access, now time.Time) (*Endpoint, error) {
+	if grace < 0 || grace > MaxSecretGrace {
+		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
+	}
+	e, err := getForUpdate(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := access(e.Events); err != nil {
+		return nil, err
+	}
+	secret, err := signing.NewSecret(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	e.PreviousSecret, e.PreviousSecretExpiresAt = nil, nil
+	if grace > 0 {
+		old, until := e.Secret, now.Add(grace)
+		e.PreviousSecret, e.PreviousSecretExpiresAt = &old, &until
+	}
+	e.Secret, e.UpdatedAt = secret, now
+	return e, save(ctx, tx, e)
+}
+
+// SigningSecrets are the secrets a delivery made at `at` is signed with:
+// the current one, and the previous one while its grace period lasts.
+func (e *Endpoint) SigningSecrets(at time.Time) []string {
+	out := []string{e.Secret}
+	if e.PreviousSecret != nil && e.PreviousSecretExpiresAt != nil && at.Before(*e.PreviousSecretExpiresAt) {
+		out = append(out, *e.PreviousSecret)
+	}
+	return out
+}

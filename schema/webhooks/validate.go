@@ -1,0 +1,74 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"oficina/dispatch/destguard"
+	"oficina/schema/apierr"
+	"oficina/streams"
+)
+
+// Limits of the text fields.
+const (
+	MaxURLLength         = 2048
+	MaxDescriptionLength = 10000
+)
+
+// URLChecker applies the destination rules of spec 6.5 to a URL;
+// *destguard.Guard is the production one.
+type URLChecker interface {
+	CheckURL(ctx context.Context, raw string) error
+}
+
+// NormalizeEvents validates a subscription list (422 with param events) and
+// returns it without duplicates, in the order given. Accepted: names of
+// the catalogue, family wildcards such as "sale.*", or "*" alone. "ping" is
+// not subscribable: every endpoint can be pinged.
+func NormalizeEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, apierr.Invalid("events", "required")
+	}
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		if !streams.Subscribable(e) {
+			return nil, apierr.Invalid("events", "invalid_event")
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	if slices.Contains(out, streams.SubscribeAll) && len(out) > 1 {
+		return nil, apierr.Invalid("events", "invalid_event")
+	}
+	return out, nil
+}
+
+// checkURL validates the URL's shape and, through the guard, its
+// destination (https, no user information, public addresses only).
+func checkURL(ctx context.Context, guard URLChecker, raw string) error {
+	switch {
+	case strings.TrimSpace(raw) == "":
+		return apierr.Invalid("url", "required")
+	case len(raw) > MaxURLLength:
+		return apierr.Invalid("url", "too_long")
+	}
+	err := guard.CheckURL(ctx, raw)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, destguard.ErrRefused) {
+		return &apierr.Error{Code: apierr.ValidationFailed, Fields: []apierr.FieldError{{Param: "url", Code: "invalid_url"}}, Cause: err}
+	}
+	return err
+}
+
+func checkDescription(d string) error {
+	if utf8.RuneCountInString(d) > MaxDescriptionLength {
+		return apierr.Invalid("description", "too_long")
+	}
+	return nil
+}

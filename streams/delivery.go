@@ -1,0 +1,133 @@
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/ids"
+	"oficina/streams/envelope"
+)
+
+// Delivery kinds.
+const (
+	KindEvent  = "event"  // created by the write that recorded the event
+	KindPing   = "ping"   // POST /webhook_endpoints/{id}/ping
+	KindResend = "resend" // a manual resend of another delivery
+)
+
+// Delivery statuses (spec 2.8, 3.3).
+const (
+	StatusPending   = "pending"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// DeliveryIDPrefix starts every delivery id.
+const DeliveryIDPrefix = "dlv"
+
+// NewDeliveryID returns a new delivery id (also its DELIVERIES Nats-Msg-Id).
+func NewDeliveryID() string { return ids.New(DeliveryIDPrefix) }
+
+// Delivery is a row of webhook_deliveries: one event to one endpoint, with
+// the outcome the dispatcher records. The delivery log reads it.
+type Delivery struct {
+	bun.BaseModel `bun:"table:webhook_deliveries"`
+
+	ID                 string     `bun:"id,pk"`
+	CompanyID          string     `bun:"company_id"`
+	EndpointID         string     `bun:"endpoint_id"`
+	EventID            string     `bun:"event_id"`
+	EventType          string     `bun:"event_type"`
+	Kind               string     `bun:"kind"`
+	ResendOf           *string    `bun:"resend_of"`
+	Status             string     `bun:"status"`
+	ResponseStatusCode *int       `bun:"response_status_code"`
+	Error              *string    `bun:"error"`
+	AttemptCount       int        `bun:"attempt_count"`
+	LastAttemptAt      *time.Time `bun:"last_attempt_at"`
+	NextAttemptAt      *time.Time `bun:"next_attempt_at"`
+	CompletedAt        *time.Time `bun:"completed_at"`
+	PublishedAt        *time.Time `bun:"published_at"`
+	CreatedAt          time.Time  `bun:"created_at"`
+	UpdatedAt          time.Time  `bun:"updated_at"`
+}
+
+// Attempt is a row of webhook_attempts: one send of a delivery, written by
+// the dispatcher.
+type Attempt struct {
+	bun.BaseModel `bun:"table:webhook_attempts"`
+
+	ID                 string     `bun:"id,pk"`
+	CompanyID          string     `bun:"company_id"`
+	DeliveryID         string     `bun:"delivery_id"`
+	EndpointID         string     `bun:"endpoint_id"`
+	StartedAt          time.Time  `bun:"started_at"`
+	FinishedAt         *time.Time `bun:"finished_at"`
+	ResponseStatusCode *int       `bun:"response_status_code"`
+	Error              *string    `bun:"error"`
+	CreatedAt          time.Time  `bun:"created_at"`
+}
+
+func newDelivery(d RecordedDelivery, r Recorded, kind string, now time.Time) Delivery {
+	return Delivery{ID: d.ID, CompanyID: r.CompanyID, EndpointID: d.EndpointID, EventID: r.ID,
+		EventType: r.Type, Kind: kind, Status: StatusPending, CreatedAt: now, UpdatedAt: now}
+}
+
+// pingObject is data.object of a ping (spec 6.2): no company data.
+type pingObject struct {
+	Object            string `json:"object"`
+	WebhookEndpointID string `json:"webhook_endpoint_id"`
+}
+
+// Ping records a real ping event and one delivery of it to endpointID
+// only. The caller checks the endpoint exists and is enabled. The event is
+// never published on EVENTS.
+func Ping(ctx context.Context, tx bun.IDB, w Write, endpointID string) (Recorded, error) {
+	obj, err := json.Marshal(pingObject{Object: PingType, WebhookEndpointID: endpointID})
+	if err != nil {
+		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
+	}
+	ev, body, err := envelope.Build(envelope.Params{Type: PingType, OrganizationID: w.CompanyID, OccurredAt: w.At, Object: obj})
+	if err != nil {
+		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
+	}
+	now := time.Now()
+	r := Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: PingType, Body: body, DeliveriesOnly: true,
+		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(), EndpointID: endpointID}}}
+	// published_at is set at once: there is nothing to publish on EVENTS.
+	row := &OutboxEvent{ID: r.ID, CompanyID: r.CompanyID, Type: r.Type, Body: body, OccurredAt: w.At.UTC(),
+		HasDeliveries: true, PublishedAt: &now, CreatedAt: now}
+	if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
+	}
+	d := newDelivery(r.Deliveries[0], r, KindPing, now)
+	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
+		return Recorded{}, fmt.Errorf("streams: ping delivery: %w", err)
+	}
+	collect(ctx, []Recorded{r})
+	return r, nil
+}
+
+// Resend creates a new delivery of the same event (same event id, same
+// body) to the same endpoint as orig: a manual resend. It is published on
+// DELIVERIES only.
+func Resend(ctx context.Context, tx bun.IDB, orig *Delivery) (*Delivery, error) {
+	ev := new(OutboxEvent)
+	if err := tx.NewSelect().Model(ev).Where("id = ?", orig.EventID).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("streams: resend %s: event %s: %w", orig.ID, orig.EventID, err)
+	}
+	now := time.Now()
+	r := Recorded{ID: ev.ID, CompanyID: ev.CompanyID, Type: ev.Type, Body: ev.Body, DeliveriesOnly: true,
+		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(), EndpointID: orig.EndpointID}}}
+	d := newDelivery(r.Deliveries[0], r, KindResend, now)
+	d.ResendOf = &orig.ID
+	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("streams: resend %s: %w", orig.ID, err)
+	}
+	collect(ctx, []Recorded{r})
+	return &d, nil
+}

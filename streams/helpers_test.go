@@ -1,0 +1,141 @@
+package streams_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/uptrace/bun"
+
+	"oficina/ops/testkit"
+	"oficina/schema/webhooks"
+	"oficina/streams"
+	"oficina/streams/jsconfig"
+	"oficina/tenant"
+)
+
+// startJS is an embedded JetStream with Oficina's streams.
+func startJS(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	nc, err := testkit.NATS(t).Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsconfig.Ensure(context.Background(), js, jsconfig.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// anyURL accepts every URL: these tests are about events, not destinations.
+type anyURL struct{}
+
+func (anyURL) CheckURL(context.Context, string) error { return nil }
+
+func allow([]string) error { return nil }
+
+// endpoint registers an endpoint subscribed to events (disabled when asked).
+func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string) *webhooks.Endpoint {
+	t.Helper()
+	var e *webhooks.Endpoint
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.Input{URL: "https://hooks.example.com/in", Events: events},
+			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, time.Now())
+		if err == nil && !enabled {
+			e, err = webhooks.Disable(ctx, tx, e.ID, time.Now())
+		}
+		return err
+	})
+	return e
+}
+
+// write is a dashboard write of co now.
+func write(co *testkit.Company, kind streams.ActorKind) streams.Write {
+	return streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: kind}, At: time.Now()}
+}
+
+// record runs streams.Record in its own company transaction.
+func record(t testing.TB, co *testkit.Company, w streams.Write, changes ...streams.Change) []streams.Recorded {
+	t.Helper()
+	var out []streams.Recorded
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		out, err = streams.Record(ctx, tx, w, changes...)
+		return err
+	})
+	return out
+}
+
+// outbox is the company's event_outbox, oldest first.
+func outbox(t testing.TB, co *testkit.Company) []streams.OutboxEvent {
+	t.Helper()
+	var evs []streams.OutboxEvent
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewSelect().Model(&evs).Order("created_at", "id").Scan(ctx)
+	})
+	return evs
+}
+
+// deliveries are the company's delivery rows.
+func deliveries(t testing.TB, co *testkit.Company) []streams.Delivery {
+	t.Helper()
+	var ds []streams.Delivery
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewSelect().Model(&ds).Order("id").Scan(ctx)
+	})
+	return ds
+}
+
+// body decodes an envelope.
+func body(t testing.TB, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("envelope: %v: %s", err, raw)
+	}
+	return m
+}
+
+// stored counts the messages a stream holds per subject under filter.
+func stored(t testing.TB, js jetstream.JetStream, stream, filter string) map[string]uint64 {
+	t.Helper()
+	s, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Subjects == nil {
+		return map[string]uint64{}
+	}
+	return info.State.Subjects
+}
+
+func newCompany(t testing.TB) *testkit.Company {
+	t.Helper()
+	return testkit.NewCompany(t, tenant.CompanyInput{})
+}
+
+// sale is a GET-shaped object.
+type sale struct {
+	Object    string `json:"object"`
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	Notes     string `json:"notes"`
+	Total     int64  `json:"total_cents"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+func newSale(id string) sale {
+	return sale{Object: "sale", ID: id, Status: "pending", Notes: "", Total: 1000, UpdatedAt: "2026-01-01T00:00:00Z"}
+}

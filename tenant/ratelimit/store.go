@@ -1,0 +1,105 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Store keeps each budget's state with a revision for compare-and-swap.
+type Store interface {
+	// Load returns the state of key and its revision; an absent key is
+	// (nil, 0, nil).
+	Load(ctx context.Context, key string) (state []byte, rev uint64, err error)
+	// Swap stores state if key is still at rev (0: absent) and returns the
+	// new revision; ErrConflict when someone changed it first.
+	Swap(ctx context.Context, key string, state []byte, rev uint64) (uint64, error)
+}
+
+// ErrConflict is a lost compare-and-swap.
+var ErrConflict = errors.New("ratelimit: state changed since it was read")
+
+// KV is a Store on a JetStream key-value bucket shared by every API process
+// (see jsconfig.RateLimitBucket): Swap is a publish with an expected
+// last-subject-sequence, which the stream checks atomically.
+type KV struct {
+	kv jetstream.KeyValue
+}
+
+// NewKV returns a store over bucket kv.
+func NewKV(kv jetstream.KeyValue) *KV { return &KV{kv: kv} }
+
+// Load implements Store.
+func (s *KV) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("ratelimit: load %s: %w", key, err)
+	}
+	return e.Value(), e.Revision(), nil
+}
+
+// Swap implements Store. Revision 0 creates (which also steps over a delete
+// marker); others update.
+func (s *KV) Swap(ctx context.Context, key string, state []byte, rev uint64) (uint64, error) {
+	var (
+		n   uint64
+		err error
+	)
+	if rev == 0 {
+		n, err = s.kv.Create(ctx, key, state)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return 0, ErrConflict
+		}
+	} else {
+		n, err = s.kv.Update(ctx, key, state, rev)
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return 0, ErrConflict
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ratelimit: swap %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// Memory is a Store in this process: for a single process without NATS,
+// and for tests of the arithmetic.
+type Memory struct {
+	mu   sync.Mutex
+	seq  uint64
+	data map[string]memEntry
+}
+
+type memEntry struct {
+	state []byte
+	rev   uint64
+}
+
+// NewMemory returns an empty in-process store.
+func NewMemory() *Memory { return &Memory{data: map[string]memEntry{}} }
+
+// Load implements Store.
+func (m *Memory) Load(_ context.Context, key string) ([]byte, uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.data[key]
+	return e.state, e.rev, nil
+}
+
+// Swap implements Store.
+func (m *Memory) Swap(_ context.Context, key string, state []byte, rev uint64) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data[key].rev != rev {
+		return 0, ErrConflict
+	}
+	m.seq++
+	m.data[key] = memEntry{state: append([]byte(nil), state...), rev: m.seq}
+	return m.seq, nil
+}
