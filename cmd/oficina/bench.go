@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -58,6 +60,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	cfg.AdminToken = hex.EncodeToString(raw[:])
+	// A local HTTPS receiver for the companies' webhook endpoints, trusted
+	// and allowed only for this run.
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hook.Close()
+	caFile := filepath.Join(cfg.DataDir, "receiver-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}), 0o600); err != nil {
+		return err
+	}
+	cfg.AllowPrivateDestinations, cfg.ExtraCAFile = "127.0.0.1/32", caFile
 	// Request logs off: the figures measure the API, not stderr.
 	log := newLogger(stderr, "warn")
 	slog.SetDefault(log)
@@ -77,7 +91,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("bench: stack: %w", err)
 	}
 	env := &bench.Env{BaseURL: "http://" + addrs.Public, AdminURL: "http://" + addrs.Admin, AdminToken: cfg.AdminToken,
-		Client: &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}}}
+		Client:  &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}},
+		HookURL: hook.URL + "/hook"}
 	var figures []bench.Figure
 	for _, sc := range bench.Scenarios() {
 		if !sel.MatchString(sc.Name) {

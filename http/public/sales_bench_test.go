@@ -24,9 +24,7 @@ type saleBenchCompany struct {
 	key, body string
 }
 
-func newSaleBenchCompany(b *testing.B, api *testkit.API) saleBenchCompany { return newSaleBenchCompanyT(b, api) }
-
-func newSaleBenchCompanyT(b testing.TB, api *testkit.API) saleBenchCompany {
+func newSaleBenchCompany(b *testing.B, api *testkit.API) saleBenchCompany {
 	co := testkit.NewCompany(b, tenant.CompanyInput{})
 	admin := func(path string, body any) map[string]any {
 		r := api.Admin(b, "POST", "/companies/"+co.Company.ID+path, body)

@@ -31,10 +31,13 @@ type Config struct {
 	// AllowPrivateDestinations lists CIDRs webhook URLs may use although
 	// not public (tests, dev); empty in production.
 	AllowPrivateDestinations string
-	SMTPAddr                 string // host:port; empty logs mail instead
-	SMTPUsername             string
-	SMTPPassword             string
-	MailFrom                 string
+	// ExtraCAFile is a PEM file of CAs trusted for webhook receivers in
+	// addition to the system's (tests, dev).
+	ExtraCAFile  string
+	SMTPAddr     string // host:port; empty logs mail instead
+	SMTPUsername string
+	SMTPPassword string
+	MailFrom     string
 }
 
 // Default returns the defaults.
@@ -77,6 +80,7 @@ func (c *Config) settings() []setting {
 		{"shutdown-timeout", "OFICINA_SHUTDOWN_TIMEOUT", "graceful shutdown budget", &c.ShutdownTimeout},
 		{"stream-replicas", "OFICINA_STREAM_REPLICAS", "JetStream stream replicas", &c.StreamReplicas},
 		{"event-retention", "OFICINA_EVENT_RETENTION", "how long events and the delivery log are kept", &c.EventRetention},
+		{"extra-ca-file", "OFICINA_EXTRA_CA_FILE", "PEM file of extra CAs trusted for webhook receivers (tests, dev only)", &c.ExtraCAFile},
 		{"allow-private-destinations", "OFICINA_ALLOW_PRIVATE_DESTINATIONS", "comma-separated CIDRs webhook URLs may use although not public (tests, dev only)", &c.AllowPrivateDestinations},
 		{"smtp-addr", "OFICINA_SMTP_ADDR", "SMTP server host:port; empty writes mail to the log", &c.SMTPAddr},
 		{"smtp-username", "OFICINA_SMTP_USERNAME", "SMTP username (PLAIN auth)", &c.SMTPUsername},

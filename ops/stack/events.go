@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -118,7 +119,15 @@ func destinationGuard(cfg config.Config) (*destguard.Guard, error) {
 		}
 		allow = append(allow, p)
 	}
-	g, err := destguard.New(destguard.Config{AllowPrivate: allow})
+	var ca []byte
+	if cfg.ExtraCAFile != "" {
+		b, err := os.ReadFile(cfg.ExtraCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("stack: OFICINA_EXTRA_CA_FILE: %w", err)
+		}
+		ca = b
+	}
+	g, err := destguard.New(destguard.Config{AllowPrivate: allow, ExtraCAPEM: ca})
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}

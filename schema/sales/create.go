@@ -84,8 +84,13 @@ func create(ctx context.Context, tx bun.IDB, w streams.Write, in CreateSaleInput
 		return nil, err
 	}
 	s.PaymentPlan = plan
-	if s.AccountID, err = resolveAccount(ctx, tx, plan.AccountID, s.TrackInFinance); err != nil {
-		return nil, err
+	switch {
+	case plan.AccountID != nil:
+		if s.AccountID, err = resolveAccount(ctx, tx, plan.AccountID, true); err != nil {
+			return nil, err
+		}
+	case s.TrackInFinance:
+		s.AccountID = cc.DefaultAccountID
 	}
 	s.Installments = newInstallments(s, drafts, e)
 	if err := payUpfront(s, e); err != nil {
@@ -116,8 +121,8 @@ func checkParties(ctx context.Context, tx bun.IDB, clientID, sellerID *string) e
 }
 
 // resolveAccount checks a chosen account (404 when not the company's) and
-// returns the account the sale posts to: the chosen one, else, when the
-// sale is tracked in finance, the company's default (nil when it has none).
+// returns the account to post to: the chosen one, else, when tracked, the
+// company's default (nil when it has none).
 func resolveAccount(ctx context.Context, tx bun.IDB, chosen *string, tracked bool) (*string, error) {
 	if chosen == nil && !tracked {
 		return nil, nil
