@@ -9,16 +9,23 @@ import (
 	"net/http"
 )
 
+// RawJSON is a request body already encoded.
+type RawJSON []byte
+
 // Call sends a request and decodes a JSON answer into out (when non-nil);
 // a status other than want is an error.
 func (e *Env) Call(ctx context.Context, method, url, bearer string, body, out any, want int) error {
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	switch b := body.(type) {
+	case nil:
+	case RawJSON:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(j)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {

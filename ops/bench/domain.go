@@ -25,7 +25,7 @@ func (e *Env) tenants(ctx context.Context, label string, n int, perms []string) 
 // company (issue 6).
 func ordersCreate() Scenario {
 	return Scenario{Name: "orders_create", Ceiling: "pgbench_n_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
-		ts, err := env.tenants(ctx, "orders", 16, []string{"service_orders:create", "webhooks:create", "service_orders:read"})
+		ts, err := env.tenants(ctx, "orders", 32, []string{"service_orders:create", "webhooks:create", "service_orders:read"})
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +54,7 @@ func ordersCreate() Scenario {
 func leadsCreate() Scenario {
 	var seq atomic.Int64
 	return Scenario{Name: "leads_create", Ceiling: "pgbench_n_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
-		ts, err := env.tenants(ctx, "leads", 16, []string{"leads:create", "tasks:create", "leads:read"})
+		ts, err := env.tenants(ctx, "leads", 32, []string{"leads:create", "tasks:create", "leads:read"})
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 
 // Scenarios lists the scenarios in run order; modules append theirs.
 func Scenarios() []Scenario {
-	return []Scenario{meGet(), ordersCreate(), leadsCreate()}
+	return []Scenario{meGet(), ordersCreate(), salesCreate(), salesGet(), leadsCreate()}
 }
 
 // meGet: GET /me with authentication and permission layers (issue 2).

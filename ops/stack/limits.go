@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/config"
 	"oficina/ops/sweep"
+	"oficina/schema/sales"
 	"oficina/streams/jsconfig"
 	"oficina/tenant/ratelimit"
 )
@@ -39,6 +41,19 @@ func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	var wg sync.WaitGroup
 	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Idempotency(s.db)}, Log: s.log}
 	wg.Go(func() { _ = r.Run(ctx) })
+	// The automatic routines of the sales module: marking installments and
+	// sales overdue once a company's day has turned (idempotent, so running
+	// it every quarter hour marks each within 15 minutes of midnight in the
+	// company's time zone). Their events come summarized (spec 6.3 rule 5)
+	// and the relay publishes them.
+	routines := &sweep.Runner{Every: 15 * time.Minute, Log: s.log, Tasks: []sweep.Task{{
+		Name: "sales overdue",
+		Sweep: func(ctx context.Context, now time.Time) (int, error) {
+			res, err := sales.MarkOverdueAll(ctx, s.db, now)
+			return res.Sales + res.Installments, err
+		},
+	}}}
+	wg.Go(func() { _ = routines.Run(ctx) })
 	return func() {
 		cancel()
 		wg.Wait()
