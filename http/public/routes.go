@@ -57,7 +57,6 @@ func bodyResponses() []func(*fuego.BaseRoute) {
 		fuego.OptionAddResponse(413, "request_too_large: body above 1 MB", env),
 		fuego.OptionAddResponse(415, "unsupported_media_type: body not JSON", env),
 		fuego.OptionAddResponse(422, "validation_failed (errors[]), idempotency_key_reused", env),
-		fuego.OptionHeader("Idempotency-Key", "Makes the write safe to retry for 24 hours"),
 	}
 }
 
@@ -75,6 +74,10 @@ func handle[T, B any](s *Server, method, path string, acc access, h func(fuego.C
 	opts = append(opts, fuego.OptionDescription(desc))
 	if hasBody {
 		opts = append(opts, bodyResponses()...)
+	}
+	if method != http.MethodGet {
+		opts = append(opts, fuego.OptionHeader("Idempotency-Key",
+			"1 to 255 printable ASCII characters; the same key with the same request replays the stored answer for 24 hours"))
 	}
 	switch method {
 	case http.MethodGet:
