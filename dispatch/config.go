@@ -20,14 +20,15 @@ var DefaultSchedule = []time.Duration{
 
 // Defaults of Config.
 const (
-	DefaultEndpointCap   = 5
-	DefaultCompanyCap    = 10
-	DefaultJitter        = 0.1
-	DefaultMaxRetryAfter = 24 * time.Hour
-	DefaultDisableAfter  = 72 * time.Hour
-	DefaultParkDelay     = 2 * time.Second
-	DefaultAckWait       = 60 * time.Second
-	DefaultLeaseTTL      = 10 * time.Second
+	DefaultEndpointCap       = 5
+	DefaultCompanyCap        = 10
+	DefaultJitter            = 0.1
+	DefaultMaxRetryAfter     = 24 * time.Hour
+	DefaultDisableAfter      = 72 * time.Hour
+	DefaultParkDelay         = 2 * time.Second
+	DefaultFailingParkSpread = 5 * time.Minute
+	DefaultAckWait           = 60 * time.Second
+	DefaultLeaseTTL          = 10 * time.Second
 	// DefaultEndpointQueue and DefaultCompanyQueue bound what waits in
 	// memory for a free slot; anything beyond is parked.
 	DefaultEndpointQueue = 20
@@ -61,6 +62,10 @@ type Config struct {
 	DisableAfter time.Duration
 	// ParkDelay is when a parked message (over its endpoint's window) comes back.
 	ParkDelay time.Duration
+	// FailingParkSpread spreads the parked backlog of a failing endpoint
+	// (ParkDelay + random up to this), so a deep backlog costs a trickle of
+	// re-parks while the endpoint is probed one delivery at a time.
+	FailingParkSpread time.Duration
 	// AckWait of the partition consumers: how long a dead owner's
 	// in-flight message waits before it is redelivered.
 	AckWait time.Duration
@@ -99,6 +104,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxRetryAfter, DefaultMaxRetryAfter)
 	def(&c.DisableAfter, DefaultDisableAfter)
 	def(&c.ParkDelay, DefaultParkDelay)
+	def(&c.FailingParkSpread, DefaultFailingParkSpread)
 	def(&c.AckWait, DefaultAckWait)
 	def(&c.LeaseTTL, DefaultLeaseTTL)
 	defi := func(n *int, v int) {

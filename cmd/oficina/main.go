@@ -7,6 +7,7 @@
 //	openapi   print the generated OpenAPI document
 //	bench     run the benchmark scenarios and print their figures
 //	relay     republish events left unpublished (and sweep, and send mail)
+//	dispatch  webhook dispatcher (any number; they share the partitions)
 //	events    events tail: print a company's events as they arrive
 //
 // Run `oficina <subcommand> -h` for its flags; every flag also reads an
@@ -50,6 +51,7 @@ func commands() []command {
 		{"openapi", "print the generated OpenAPI document", runOpenAPI},
 		{"bench", "run the benchmark scenarios and print their figures (make bench)", runBench},
 		{"relay", "republish events left unpublished; retention sweeper and mail sender", runRelay},
+		{"dispatch", "webhook dispatcher: deliver, retry, share DELIVERIES partitions with other dispatchers", runDispatch},
 		{"events", "events tail --company <id> [--type sale.*]: print a company's events as they arrive", runEvents},
 	}
 }

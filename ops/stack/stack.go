@@ -152,6 +152,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if s.events, err = s.startEvents(ctx, cfg); err != nil {
 		return nil, nil, err
 	}
+	s.startDispatch(ctx)
 	limiter, err := s.rateLimiter(ctx, cfg)
 	if err != nil {
 		return nil, nil, err

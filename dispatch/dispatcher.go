@@ -1,0 +1,74 @@
+package dispatch
+
+import (
+	"context"
+	"sync/atomic"
+
+	"oficina/dispatch/lease"
+	"oficina/schema/ids"
+	"oficina/streams"
+)
+
+// Dispatcher delivers webhooks from the DELIVERIES partitions it owns.
+type Dispatcher struct {
+	cfg   Config
+	lease atomic.Pointer[lease.Manager]
+}
+
+// New checks cfg and returns a Dispatcher; Run starts it.
+func New(cfg Config) (*Dispatcher, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ID == "" {
+		cfg.ID = ids.New("dsp")
+	}
+	return &Dispatcher{cfg: cfg}, nil
+}
+
+// ID names the dispatcher among its peers.
+func (d *Dispatcher) ID() string { return d.cfg.ID }
+
+// Run joins the partition sharing and delivers until ctx ends; then it
+// hands its partitions back, letting sends in flight finish.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	kv, err := lease.EnsureBucket(ctx, d.cfg.JS, d.cfg.LeaseTTL, 1)
+	if err != nil {
+		return err
+	}
+	m := &lease.Manager{KV: kv, ID: d.cfg.ID, Partitions: d.cfg.Partitions, TTL: d.cfg.LeaseTTL, Log: d.cfg.Log,
+		Work: func(soft, hard context.Context, p int) {
+			if err := d.runPartition(soft, hard, p); err != nil {
+				d.cfg.Log.Error("dispatch: partition", "partition", p, "err", err)
+			}
+		}}
+	d.lease.Store(m)
+	d.cfg.Log.Info("dispatcher running", "id", d.cfg.ID, "partitions", d.cfg.Partitions)
+	return m.Run(ctx)
+}
+
+// Owned returns the partitions this dispatcher holds now.
+func (d *Dispatcher) Owned() []int {
+	m := d.lease.Load()
+	if m == nil {
+		return nil
+	}
+	return m.Owned()
+}
+
+// handle runs one delivery message: checks, the attempt, its record.
+// health reports the endpoint's failing state as read from the database.
+func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool)) (outcome, error) {
+	now := d.cfg.Now()
+	pl, err := d.prepare(ctx, dm, now)
+	if err != nil || !pl.send {
+		return outcome{}, err
+	}
+	health(pl.failing)
+	r := d.send(ctx, dm, pl, now)
+	if ctx.Err() != nil {
+		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
+	}
+	return d.record(ctx, dm, now, r)
+}

@@ -1,0 +1,182 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/streams"
+	"oficina/streams/jsconfig"
+)
+
+// ConsumerName is the durable consumer of partition p.
+func ConsumerName(p int) string { return fmt.Sprintf("dispatch_p%d", p) }
+
+// partition consumes one owned partition.
+type partition struct {
+	d    *Dispatcher
+	p    int
+	hard context.Context // cancelled when the lease is lost: abort at once
+
+	mu       sync.Mutex
+	g        *gate
+	wg       sync.WaitGroup
+	stopping bool
+}
+
+// runPartition consumes partition p until soft ends (stop pulling, hand
+// queued messages back, let sends in flight finish) or hard ends (abort;
+// whatever is un-acked is redelivered to the next owner after AckWait).
+func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
+	cons, err := d.cfg.JS.CreateOrUpdateConsumer(hard, jsconfig.DeliveriesStream, jetstream.ConsumerConfig{
+		Durable:       ConsumerName(p),
+		FilterSubject: jsconfig.PartitionFilter(p),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       d.cfg.AckWait,
+		MaxAckPending: d.cfg.MaxAckPending,
+		MaxDeliver:    -1,
+	})
+	if err != nil {
+		return fmt.Errorf("dispatch: consumer of partition %d: %w", p, err)
+	}
+	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg)}
+	for soft.Err() == nil && hard.Err() == nil {
+		// Fetch hands every message to admit, which never blocks, so no
+		// message sits in a client buffer when the loop stops.
+		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if hard.Err() != nil || soft.Err() != nil {
+				break
+			}
+			d.cfg.Log.Warn("dispatch: fetch", "partition", p, "err", err)
+			sleepCtx(soft, 200*time.Millisecond)
+			continue
+		}
+		for msg := range batch.Messages() {
+			w.admit(msg)
+		}
+	}
+	w.mu.Lock()
+	w.stopping = true
+	var back []job
+	for _, co := range w.g.companies {
+		for _, ep := range co.endpoints {
+			back = append(back, ep.queue...)
+			co.queued -= len(ep.queue)
+			ep.queue = nil
+		}
+	}
+	w.mu.Unlock()
+	for _, j := range back {
+		_ = j.msg.Nak() // not a retry: a hand-back to the next owner, at once
+	}
+	w.wg.Wait()
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (w *partition) admit(msg jetstream.Msg) {
+	dm, err := streams.ParseDeliveryMessage(msg.Headers(), msg.Data())
+	if err != nil {
+		w.d.cfg.Log.Error("dispatch: not a delivery message, dropped", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return
+	}
+	j := job{msg: msg, company: dm.CompanyID, endpointID: dm.EndpointID}
+	w.mu.Lock()
+	start, park := w.g.admit(j)
+	failing := w.g.companies[j.company].endpoints[j.endpointID].failing
+	w.mu.Unlock()
+	switch {
+	case start:
+		w.run(j, dm)
+	case park:
+		w.park(j, failing)
+	}
+}
+
+func (w *partition) run(j job, dm streams.DeliveryMessage) {
+	w.wg.Go(func() {
+		out, err := w.d.handle(w.hard, dm, func(failing bool) {
+			w.mu.Lock()
+			w.g.setFailing(j.company, j.endpointID, failing)
+			w.mu.Unlock()
+		})
+		w.finish(j, dm, out, err)
+		w.mu.Lock()
+		start, park := w.g.done(j, out.sent, out.ok, out.failing)
+		w.mu.Unlock()
+		for _, s := range start {
+			sdm, err := streams.ParseDeliveryMessage(s.msg.Headers(), s.msg.Data())
+			if err != nil {
+				_ = s.msg.Term()
+				continue
+			}
+			w.run(s, sdm)
+		}
+		for _, p := range park {
+			w.park(p, true)
+		}
+	})
+}
+
+// finish acks the message, after scheduling the next attempt when there is
+// one. On an error the message is parked (no attempt spent); when the lease
+// is lost it is left un-acked for the next owner.
+func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err error) {
+	if err != nil {
+		if w.hard.Err() != nil {
+			return
+		}
+		w.d.cfg.Log.Error("dispatch: delivery", "delivery", dm.DeliveryID, "err", err)
+		w.park(j, false)
+		return
+	}
+	if !out.retryAt.IsZero() {
+		if err := w.schedule(j, out.retryAt); err != nil {
+			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", dm.DeliveryID, "err", err)
+			return // un-acked: redelivered after AckWait
+		}
+	}
+	_ = j.msg.Ack()
+}
+
+// park sends j back a little later without spending an attempt.
+func (w *partition) park(j job, failing bool) {
+	delay := w.d.cfg.ParkDelay
+	if failing {
+		delay += time.Duration(rand.Int64N(int64(w.d.cfg.FailingParkSpread)))
+	}
+	if err := w.schedule(j, time.Now().Add(delay)); err != nil {
+		w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
+		return
+	}
+	_ = j.msg.Ack()
+}
+
+func (w *partition) schedule(j job, at time.Time) error {
+	h := j.msg.Headers()
+	m, err := jsconfig.RetryMsg(j.company, j.endpointID, h.Get(streams.HeaderDeliveryID), at, h, j.msg.Data())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(w.hard, 10*time.Second)
+	defer cancel()
+	if _, err := w.d.cfg.JS.PublishMsg(ctx, m); err != nil {
+		return errors.Join(errors.New("publish schedule"), err)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package dispatch
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// Spec 2.8: about 3 days of retries; DefaultSchedule is documented in
+// docs/dispatch.md and must stay near 72 hours.
+func TestDefaultScheduleAboutThreeDays(t *testing.T) {
+	t.Parallel()
+	var total time.Duration
+	for _, d := range DefaultSchedule {
+		total += d
+	}
+	if total < 66*time.Hour || total > 78*time.Hour {
+		t.Errorf("schedule spans %v, want about 3 days", total)
+	}
+}
+
+// Spec 2.8: the wait follows the schedule, with jitter inside ±Jitter,
+// Retry-After lengthens it up to MaxRetryAfter and never shortens it, and
+// there is no retry after the last one.
+func TestRetryDelay(t *testing.T) {
+	t.Parallel()
+	c := Config{Schedule: []time.Duration{10 * time.Second, time.Minute}, Jitter: -1, MaxRetryAfter: time.Hour}
+	tests := []struct {
+		name       string
+		attempt    int
+		retryAfter time.Duration
+		want       time.Duration
+		more       bool
+	}{
+		{"first failure", 1, 0, 10 * time.Second, true},
+		{"second failure", 2, 0, time.Minute, true},
+		{"exhausted", 3, 0, 0, false},
+		{"Retry-After longer", 1, 30 * time.Second, 30 * time.Second, true},
+		{"Retry-After shorter does not shorten", 2, time.Second, time.Minute, true},
+		{"Retry-After bounded", 1, 48 * time.Hour, time.Hour, true},
+	}
+	for _, tt := range tests {
+		got, more := c.retryDelay(tt.attempt, tt.retryAfter)
+		if got != tt.want || more != tt.more {
+			t.Errorf("%s: %v %v, want %v %v", tt.name, got, more, tt.want, tt.more)
+		}
+	}
+	c.Jitter = 0.1
+	for range 100 {
+		if d, _ := c.retryDelay(2, 0); d < 54*time.Second || d > 66*time.Second {
+			t.Fatalf("jittered %v outside ±10%% of 1m", d)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"": 0, "120": 2 * time.Minute, "-3": 0, "soon": 0,
+		now.Add(time.Hour).Format(http.TimeFormat):  time.Hour,
+		now.Add(-time.Hour).Format(http.TimeFormat): 0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("Retry-After %q = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// Design "Delivery": the gate starts at most 5 per endpoint and 10 per
+// company, queues a bounded number, parks the rest, parks a failing
+// endpoint's backlog, and hands freed slots round robin.
+func TestGateCaps(t *testing.T) {
+	t.Parallel()
+	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, EndpointQueue: 2, CompanyQueue: 3})
+	j := func(ep string) job { return job{company: "co", endpointID: ep} }
+	count := func(ep string, n int) (started, queued, parked int) {
+		for range n {
+			s, p := g.admit(j(ep))
+			switch {
+			case s:
+				started++
+			case p:
+				parked++
+			default:
+				queued++
+			}
+		}
+		return
+	}
+	if s, q, p := count("a", 8); s != 5 || q != 2 || p != 1 {
+		t.Fatalf("endpoint a: started %d queued %d parked %d, want 5 2 1", s, q, p)
+	}
+	if s, q, p := count("b", 7); s != 5 || q != 1 || p != 1 {
+		t.Fatalf("endpoint b: started %d queued %d parked %d, want 5 1 1 (company cap 10, queue 3)", s, q, p)
+	}
+	start, park := g.done(j("a"), true, true, false)
+	if len(start) != 1 || len(park) != 0 {
+		t.Fatalf("after a success: start %d park %d, want 1 0", len(start), len(park))
+	}
+	// a fails: its queue is parked, and it gets one slot at a time.
+	_, park = g.done(j("a"), true, false, true)
+	if len(park) != 1 {
+		t.Fatalf("parked on failure = %d, want the 1 queued", len(park))
+	}
+	if s, _ := g.admit(j("a")); s {
+		t.Fatal("a failing endpoint with deliveries in flight must not start another")
+	}
+}

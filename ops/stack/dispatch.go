@@ -1,0 +1,88 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/uptrace/bun"
+
+	"oficina/dispatch"
+	"oficina/dispatch/destguard"
+	"oficina/schema/db"
+	"oficina/streams/jsconfig"
+)
+
+// startDispatch runs one webhook dispatcher in this process (oficina dev)
+// until ctx ends; without NATS there is nothing to dispatch. Errors only
+// log: the API keeps serving, and deliveries wait in DELIVERIES.
+func (s *Stack) startDispatch(ctx context.Context) {
+	if !s.opts.Embedded || s.nc == nil || s.events == nil {
+		return // serve: dispatchers run as `oficina dispatch`
+	}
+	d, err := newDispatcher(s.nc, s.db, s.events.guard, s.log)
+	if err != nil {
+		s.log.Error("dispatcher not started", "err", err)
+		return
+	}
+	go func() {
+		if err := d.Run(ctx); err != nil {
+			s.log.Error("dispatcher stopped", "err", err)
+		}
+	}()
+}
+
+func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, log *slog.Logger) (*dispatch.Dispatcher, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("stack: jetstream: %w", err)
+	}
+	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Log: log,
+		Partitions: jsconfig.DefaultConfig().Partitions})
+}
+
+// RunDispatch is `oficina dispatch`: a webhook dispatcher until ctx ends.
+// Any number may run; they share the DELIVERIES partitions by themselves
+// (docs/dispatch.md).
+func RunDispatch(ctx context.Context, o Options) error {
+	if o.Config.NATSURL == "" {
+		return errors.New("stack: dispatch needs NATS_URL")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	cfg := o.Config
+	appURL, err := db.AppURL(cfg.DatabaseURL, cfg.AppDBPassword)
+	if err != nil {
+		return err
+	}
+	bdb, err := db.Open(ctx, appURL, db.Options{MaxOpenConns: max(cfg.DBMaxConns, 8)})
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+	nc, err := nats.Connect(cfg.NATSURL, nats.Name("oficina-dispatch"), nats.MaxReconnects(-1))
+	if err != nil {
+		return fmt.Errorf("stack: connect nats %s: %w", cfg.NATSURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("stack: jetstream: %w", err)
+	}
+	if err := jsconfig.Ensure(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas}); err != nil {
+		return fmt.Errorf("stack: streams: %w", err)
+	}
+	guard, err := destinationGuard(cfg)
+	if err != nil {
+		return err
+	}
+	d, err := newDispatcher(nc, bdb, guard, o.Logger)
+	if err != nil {
+		return err
+	}
+	return d.Run(ctx)
+}
