@@ -107,6 +107,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		figures = append(figures, fs...)
 	}
+	for _, f := range bench.Derived(figures) {
+		fmt.Fprintf(stdout, "%s %.3f %s\n", f.Name, f.Value, f.Unit)
+		figures = append(figures, f)
+	}
 	if sel.MatchString("ceiling") {
 		ceil, err := ceilings(ctx, cfg.DatabaseURL, addrs.NATS, duration)
 		if err != nil {

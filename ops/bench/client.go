@@ -15,6 +15,11 @@ type RawJSON []byte
 // Call sends a request and decodes a JSON answer into out (when non-nil);
 // a status other than want is an error.
 func (e *Env) Call(ctx context.Context, method, url, bearer string, body, out any, want int) error {
+	return e.CallWith(ctx, method, url, bearer, nil, body, out, want)
+}
+
+// CallWith is Call with extra request headers.
+func (e *Env) CallWith(ctx context.Context, method, url, bearer string, headers map[string]string, body, out any, want int) error {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -36,6 +41,9 @@ func (e *Env) Call(ctx context.Context, method, url, bearer string, body, out an
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := e.Client.Do(req)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 // Scenarios lists the scenarios in run order; modules append theirs.
 func Scenarios() []Scenario {
-	return []Scenario{meGet(), ordersCreate(), salesCreate(), salesGet(), leadsCreate()}
+	return []Scenario{meGet(), meGetLimited(), ordersCreate(), salesCreate(), salesGet(), leadsCreate(), leadsCreateIdempotent()}
 }
 
 // meGet: GET /me with authentication and permission layers (issue 2).
