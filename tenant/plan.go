@@ -17,12 +17,16 @@ type PlanLimits struct {
 	RequestsPerMinute int
 	ActiveKeys        int
 	WebhookEndpoints  int
+	// MonthlyRecords is the default monthly quota of service orders and of
+	// sales (each counted on its own); 0 means none. The spec leaves the
+	// values out (docs/api.md); a company may get its own in the admin API.
+	MonthlyRecords int
 }
 
 var planLimits = map[Plan]PlanLimits{
-	PlanFree:  {API: false, RequestsPerMinute: 0, ActiveKeys: 0, WebhookEndpoints: 0},
-	PlanStart: {API: true, RequestsPerMinute: 60, ActiveKeys: 3, WebhookEndpoints: 3},
-	PlanPleno: {API: true, RequestsPerMinute: 180, ActiveKeys: 10, WebhookEndpoints: 10},
+	PlanFree:  {API: false, RequestsPerMinute: 0, ActiveKeys: 0, WebhookEndpoints: 0, MonthlyRecords: 30},
+	PlanStart: {API: true, RequestsPerMinute: 60, ActiveKeys: 3, WebhookEndpoints: 3, MonthlyRecords: 300},
+	PlanPleno: {API: true, RequestsPerMinute: 180, ActiveKeys: 10, WebhookEndpoints: 10, MonthlyRecords: 2000},
 	PlanSupra: {API: true, RequestsPerMinute: 600, ActiveKeys: 25, WebhookEndpoints: 25},
 }
 
@@ -31,3 +35,12 @@ func (p Plan) Limits() PlanLimits { return planLimits[p] }
 
 // Valid reports whether p is a known plan.
 func (p Plan) Valid() bool { _, ok := planLimits[p]; return ok }
+
+// MonthlyRecordQuota is the plan's default monthly quota of orders or of
+// sales, nil when the plan has none.
+func (p Plan) MonthlyRecordQuota() *int {
+	if q := p.Limits().MonthlyRecords; q > 0 {
+		return &q
+	}
+	return nil
+}

@@ -39,23 +39,12 @@ var RequirableFields = []string{
 	"support_technician_ids", "scheduled_start", "scheduled_end", "internal_notes", "items",
 }
 
-// planQuotas are the default monthly order quotas; a missing plan means no
-// quota. Companies may get their own in the admin API.
-var planQuotas = map[tenant.Plan]int{
-	tenant.PlanFree:  30,
-	tenant.PlanStart: 300,
-	tenant.PlanPleno: 2000,
-}
-
 // maxQuota bounds a company's own quota (the column is a 32-bit integer).
 const maxQuota = 100_000_000
 
 // DefaultMonthlyQuota is the plan's monthly order quota, nil for none.
 func DefaultMonthlyQuota(p tenant.Plan) *int {
-	if q, ok := planQuotas[p]; ok {
-		return &q
-	}
-	return nil
+	return p.MonthlyRecordQuota()
 }
 
 // Settings are a company's order settings (dashboard).

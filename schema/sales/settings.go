@@ -16,23 +16,12 @@ import (
 // NumberSequence is the numbering sequence of sale numbers.
 const NumberSequence = "sale"
 
-// planQuotas are the default monthly sale quotas; a plan missing here has
-// none. A company may get its own in the admin API.
-var planQuotas = map[tenant.Plan]int{
-	tenant.PlanFree:  30,
-	tenant.PlanStart: 300,
-	tenant.PlanPleno: 2000,
-}
-
 // maxQuota bounds a company's own quota (the column is a 32-bit integer).
 const maxQuota = 100_000_000
 
 // DefaultMonthlyQuota is the plan's monthly sale quota, nil for none.
 func DefaultMonthlyQuota(p tenant.Plan) *int {
-	if q, ok := planQuotas[p]; ok {
-		return &q
-	}
-	return nil
+	return p.MonthlyRecordQuota()
 }
 
 // Settings are a company's sales settings (dashboard).
