@@ -34,7 +34,7 @@ func TestOpenAPIDocumentIsGeneratedAndCurrent(t *testing.T) {
 	if _, ok := doc.Components.Schemas["Body"]; !ok {
 		t.Error("error envelope schema missing")
 	}
-	if clashes := public.SchemaNameClashes(); len(clashes) > 0 {
+	if clashes := s.SchemaNameClashes(); len(clashes) > 0 {
 		t.Errorf("OpenAPI component names shared by several Go types (rename one): %v", clashes)
 	}
 	onDisk, err := os.ReadFile("../../docs/openapi.json")

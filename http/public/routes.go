@@ -66,7 +66,7 @@ func handle[T, B any](s *Server, method, path string, acc access, h func(fuego.C
 	pattern := method + " " + full
 	hasBody := method == http.MethodPost || method == http.MethodPatch || method == http.MethodPut
 	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody, write: method != http.MethodGet}
-	noteSchemaTypes(reflect.TypeFor[T](), reflect.TypeFor[B]())
+	s.schemaTypes.note(reflect.TypeFor[T](), reflect.TypeFor[B]())
 	desc := "Permission: any valid key."
 	if !acc.anyKey {
 		desc = "Permission: `" + string(acc.perm) + "`."

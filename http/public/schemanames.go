@@ -12,46 +12,46 @@ import (
 // document would lie. schemaTypes collects every named struct reachable from
 // the routes' bodies and responses; SchemaNameClashes reports names used by
 // more than one type.
-var schemaTypes = map[reflect.Type]bool{}
+type schemaTypes map[reflect.Type]bool
 
-func noteSchemaTypes(ts ...reflect.Type) {
+func (st schemaTypes) note(ts ...reflect.Type) {
 	for _, t := range ts {
-		walkSchema(t, 6)
+		st.walk(t, 6)
 	}
 }
 
 var jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 
-func walkSchema(t reflect.Type, depth int) {
+func (st schemaTypes) walk(t reflect.Type, depth int) {
 	if t == nil || depth == 0 || t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) {
 		return // types that render themselves (timestamps, raw JSON) are leaves
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-		walkSchema(t.Elem(), depth-1)
+		st.walk(t.Elem(), depth-1)
 		return
 	case reflect.Struct:
 	default:
 		return
 	}
 	if t.Name() != "" {
-		if schemaTypes[t] {
+		if st[t] {
 			return
 		}
-		schemaTypes[t] = true
+		st[t] = true
 	}
 	for i := 0; i < t.NumField(); i++ {
 		if f := t.Field(i); f.IsExported() {
-			walkSchema(f.Type, depth-1)
+			st.walk(f.Type, depth-1)
 		}
 	}
 }
 
 // SchemaNameClashes lists OpenAPI component names claimed by several Go
 // types (empty when the document is truthful).
-func SchemaNameClashes() []string {
+func (s *Server) SchemaNameClashes() []string {
 	by := map[string][]string{}
-	for t := range schemaTypes {
+	for t := range s.schemaTypes {
 		by[t.Name()] = append(by[t.Name()], t.PkgPath()+"."+t.Name())
 	}
 	var out []string

@@ -75,6 +75,8 @@ type Server struct {
 	f        *fuego.Server
 	routes   map[string]*route // by ServeMux pattern
 	openapi  []byte
+	// schemaTypes are the Go types the OpenAPI document is generated from.
+	schemaTypes schemaTypes
 }
 
 // access is a route's declared permission.
@@ -111,7 +113,7 @@ func New(d Deps) (*Server, error) {
 	if d.IdempotencyTTL <= 0 {
 		d.IdempotencyTTL = idempotency.TTL
 	}
-	s := &Server{deps: d, routes: map[string]*route{}}
+	s := &Server{deps: d, routes: map[string]*route{}, schemaTypes: schemaTypes{}}
 	switch {
 	case d.AuthFailuresPerMinute == 0:
 		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.Now)
