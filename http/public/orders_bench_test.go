@@ -3,13 +3,8 @@ package public_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"runtime"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,55 +68,15 @@ func benchCreateOrders(b *testing.B, companies int) {
 	for i := range cos {
 		cos[i] = newBenchCompany(b, api)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	defer client.CloseIdleConnections()
 	url := api.URL + public.Prefix + "/service_orders"
-
-	var mu sync.Mutex
-	var worker atomic.Int64
-	lat := make([]time.Duration, 0, b.N)
-	b.SetParallelism((32 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		co := cos[int(worker.Add(1))%len(cos)]
-		var mine []time.Duration
-		for pb.Next() {
-			req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(co.body))
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			req.Header.Set("Authorization", "Bearer "+co.key)
-			req.Header.Set("Content-Type", "application/json")
-			t0 := time.Now()
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			mine = append(mine, time.Since(t0))
-			if resp.StatusCode != http.StatusCreated {
-				b.Errorf("status %d", resp.StatusCode)
-				return
-			}
+	loadBench(b, "orders/s", http.StatusCreated, func(worker int) (*http.Request, error) {
+		co := cos[worker%len(cos)]
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(co.body))
+		if err != nil {
+			return nil, err
 		}
-		mu.Lock()
-		lat = append(lat, mine...)
-		mu.Unlock()
+		req.Header.Set("Authorization", "Bearer "+co.key)
+		req.Header.Set("Content-Type", "application/json")
+		return req, nil
 	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "orders/s")
-	b.ReportMetric(pct(0.50), "p50_ms")
-	b.ReportMetric(pct(0.99), "p99_ms")
 }

@@ -64,7 +64,7 @@ func BenchmarkCreateSale(b *testing.B) {
 				cos[i] = newSaleBenchCompany(b, api)
 			}
 			url := api.URL + public.Prefix + "/sales"
-			saleBench(b, "sales/s", http.StatusCreated, func(worker int) (*http.Request, error) {
+			loadBench(b, "sales/s", http.StatusCreated, func(worker int) (*http.Request, error) {
 				co := cos[worker%len(cos)]
 				req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(co.body))
 				if err == nil {
@@ -91,7 +91,7 @@ func BenchmarkGetSale(b *testing.B) {
 		}
 		ids = append(ids, r.Body["id"].(string))
 	}
-	saleBench(b, "reads/s", http.StatusOK, func(worker int) (*http.Request, error) {
+	loadBench(b, "reads/s", http.StatusOK, func(worker int) (*http.Request, error) {
 		req, err := http.NewRequest(http.MethodGet, api.URL+public.Prefix+"/sales/"+ids[worker%len(ids)], nil)
 		if err == nil {
 			req.Header.Set("Authorization", "Bearer "+co.key)
@@ -100,9 +100,9 @@ func BenchmarkGetSale(b *testing.B) {
 	})
 }
 
-// saleBench runs requests from 32 concurrent clients and reports their
+// loadBench runs requests from 32 concurrent clients and reports their
 // rate (as unit) and p50/p99 latency; nothing asserts on time.
-func saleBench(b *testing.B, unit string, want int, next func(worker int) (*http.Request, error)) {
+func loadBench(b *testing.B, unit string, want int, next func(worker int) (*http.Request, error)) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	var mu sync.Mutex
