@@ -27,14 +27,17 @@ const (
 	DefaultDisableAfter      = 72 * time.Hour
 	DefaultParkDelay         = 2 * time.Second
 	DefaultFailingParkSpread = 5 * time.Minute
+	DefaultFailingProbe      = 5 * time.Second
 	DefaultAckWait           = 60 * time.Second
 	DefaultLeaseTTL          = 10 * time.Second
 	// DefaultEndpointQueue and DefaultCompanyQueue bound what waits in
 	// memory for a free slot; anything beyond is parked.
-	DefaultEndpointQueue = 20
-	DefaultCompanyQueue  = 40
+	DefaultEndpointQueue = 100
+	DefaultCompanyQueue  = 200
 	// DefaultMaxAckPending bounds the un-acked messages of a partition.
 	DefaultMaxAckPending = 1000
+	DefaultBatchSize     = 128
+	DefaultBatchWorkers  = 2
 )
 
 // Config configures a Dispatcher. DB, JS and Client are required; zero
@@ -66,6 +69,10 @@ type Config struct {
 	// (ParkDelay + random up to this), so a deep backlog costs a trickle of
 	// re-parks while the endpoint is probed one delivery at a time.
 	FailingParkSpread time.Duration
+	// FailingProbeInterval: while an endpoint is failing, one delivery is
+	// attempted at a time and no sooner than this after the last failure;
+	// what arrives meanwhile is parked, no attempt spent.
+	FailingProbeInterval time.Duration
 	// AckWait of the partition consumers: how long a dead owner's
 	// in-flight message waits before it is redelivered.
 	AckWait time.Duration
@@ -75,6 +82,10 @@ type Config struct {
 	EndpointCap, CompanyCap     int
 	EndpointQueue, CompanyQueue int
 	MaxAckPending               int
+	// BatchSize bounds the deliveries sharing one database transaction
+	// before or after their sends; BatchWorkers transactions of each kind
+	// run at once.
+	BatchSize, BatchWorkers int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -105,6 +116,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.DisableAfter, DefaultDisableAfter)
 	def(&c.ParkDelay, DefaultParkDelay)
 	def(&c.FailingParkSpread, DefaultFailingParkSpread)
+	def(&c.FailingProbeInterval, DefaultFailingProbe)
 	def(&c.AckWait, DefaultAckWait)
 	def(&c.LeaseTTL, DefaultLeaseTTL)
 	defi := func(n *int, v int) {
@@ -117,6 +129,8 @@ func (c Config) withDefaults() (Config, error) {
 	defi(&c.EndpointQueue, DefaultEndpointQueue)
 	defi(&c.CompanyQueue, DefaultCompanyQueue)
 	defi(&c.MaxAckPending, DefaultMaxAckPending)
+	defi(&c.BatchSize, DefaultBatchSize)
+	defi(&c.BatchWorkers, DefaultBatchWorkers)
 	return c, nil
 }
 

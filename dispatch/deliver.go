@@ -3,8 +3,6 @@ package dispatch
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,9 +14,7 @@ import (
 	"oficina/dispatch/destguard"
 	"oficina/dispatch/signing"
 	"oficina/ops/mail"
-	"oficina/schema/ids"
 	"oficina/streams"
-	"oficina/tenant"
 )
 
 // Mail kinds sent by the dispatcher.
@@ -41,57 +37,6 @@ type plan struct {
 	url     string
 	secrets []string
 	failing bool
-}
-
-// prepare checks, in the company's transaction, that the delivery is still
-// pending, its endpoint exists and is enabled, the company's plan has the
-// API and the subscriber still has access; otherwise it closes the
-// delivery (no attempt used) and returns a plan that sends nothing.
-func (d *Dispatcher) prepare(ctx context.Context, dm streams.DeliveryMessage, now time.Time) (plan, error) {
-	var pl plan
-	err := tenant.Tx(ctx, d.cfg.DB, dm.CompanyID, func(ctx context.Context, tx bun.Tx) error {
-		pl = plan{}
-		dl := new(streams.Delivery)
-		if err := tx.NewSelect().Model(dl).Where("id = ?", dm.DeliveryID).Scan(ctx); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil // endpoint deleted with its log: drop
-			}
-			return err
-		}
-		if dl.Status != streams.StatusPending {
-			return nil // a stale or duplicate message: already final
-		}
-		e := new(endpoint)
-		if err := tx.NewSelect().Model(e).Where("id = ?", dm.EndpointID).Scan(ctx); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			}
-			return err
-		}
-		if e.Status != "enabled" {
-			return closeDelivery(ctx, tx, dl.ID, ErrEndpointDisabled, now)
-		}
-		co, err := tenant.GetCompany(ctx, tx, dm.CompanyID)
-		if err != nil {
-			return err
-		}
-		if !co.Plan.Limits().API || !co.APIEnabled {
-			return closeDelivery(ctx, tx, dl.ID, ErrPlanWithoutAPI, now)
-		}
-		ok, err := subscriberAllowed(ctx, tx, e, dm.EventType, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return d.accessLost(ctx, tx, e, dl, now)
-		}
-		pl = plan{send: true, url: e.URL, secrets: e.secrets(now), failing: e.FailingSince != nil}
-		return nil
-	})
-	if err != nil {
-		return plan{}, fmt.Errorf("dispatch: prepare %s: %w", dm.DeliveryID, err)
-	}
-	return pl, nil
 }
 
 // closeDelivery fails a pending delivery without an attempt.
@@ -191,62 +136,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// record writes the attempt and the delivery's new state, and the
-// endpoint's failing state (auto-disable after DisableAfter of failures
-// only), in the company's transaction.
-func (d *Dispatcher) record(ctx context.Context, dm streams.DeliveryMessage, started time.Time, r attemptResult) (outcome, error) {
-	out := outcome{sent: true, ok: r.ok()}
-	now := d.cfg.Now()
-	err := tenant.Tx(ctx, d.cfg.DB, dm.CompanyID, func(ctx context.Context, tx bun.Tx) error {
-		out.retryAt, out.failing = time.Time{}, false
-		dl := new(streams.Delivery)
-		if err := tx.NewSelect().Model(dl).Where("id = ?", dm.DeliveryID).For("UPDATE").Scan(ctx); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			}
-			return err
-		}
-		a := &streams.Attempt{ID: ids.New("wha"), CompanyID: dm.CompanyID, DeliveryID: dl.ID, EndpointID: dm.EndpointID,
-			StartedAt: started, FinishedAt: &now, CreatedAt: now}
-		if r.status != 0 {
-			a.ResponseStatusCode = &r.status
-		}
-		if r.err != "" {
-			a.Error = &r.err
-		}
-		if _, err := tx.NewInsert().Model(a).Exec(ctx); err != nil {
-			return err
-		}
-		dl.AttemptCount++
-		dl.LastAttemptAt, dl.UpdatedAt = &started, now
-		dl.ResponseStatusCode, dl.Error = a.ResponseStatusCode, a.Error
-		if r.ok() {
-			return d.succeeded(ctx, tx, dl, now)
-		}
-		return d.failed(ctx, tx, dl, r, now, &out)
-	})
-	if err != nil {
-		return out, fmt.Errorf("dispatch: record %s: %w", dm.DeliveryID, err)
-	}
-	return out, nil
-}
-
 func saveDelivery(ctx context.Context, tx bun.Tx, dl *streams.Delivery) error {
 	_, err := tx.NewUpdate().Model(dl).Column("status", "response_status_code", "error", "attempt_count",
 		"last_attempt_at", "next_attempt_at", "completed_at", "updated_at").WherePK().Exec(ctx)
-	return err
-}
-
-func (d *Dispatcher) succeeded(ctx context.Context, tx bun.Tx, dl *streams.Delivery, now time.Time) error {
-	if dl.Status == streams.StatusPending {
-		dl.Status, dl.CompletedAt, dl.NextAttemptAt = streams.StatusSucceeded, &now, nil
-	}
-	if err := saveDelivery(ctx, tx, dl); err != nil {
-		return err
-	}
-	_, err := tx.NewUpdate().Model((*endpoint)(nil)).Set("failing_since = NULL").
-		Set("access_lost_notified_at = NULL").Where("id = ?", dl.EndpointID).
-		Where("failing_since IS NOT NULL OR access_lost_notified_at IS NOT NULL").Exec(ctx)
 	return err
 }
 

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"oficina/dispatch/lease"
@@ -13,6 +14,9 @@ import (
 type Dispatcher struct {
 	cfg   Config
 	lease atomic.Pointer[lease.Manager]
+	// The database work before and after each send, in group commits.
+	prepares *batcher[streams.DeliveryMessage, plan]
+	records  *batcher[attemptReq, outcome]
 }
 
 // New checks cfg and returns a Dispatcher; Run starts it.
@@ -24,7 +28,10 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.ID == "" {
 		cfg.ID = ids.New("dsp")
 	}
-	return &Dispatcher{cfg: cfg}, nil
+	d := &Dispatcher{cfg: cfg}
+	d.prepares = newBatcher(cfg.BatchSize, d.prepareBatch)
+	d.records = newBatcher(cfg.BatchSize, d.recordBatch)
+	return d, nil
 }
 
 // ID names the dispatcher among its peers.
@@ -44,6 +51,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			}
 		}}
 	d.lease.Store(m)
+	// The batchers outlive m.Run: partitions handed back at shutdown let
+	// their sends in flight finish and record them.
+	bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { d.prepares.loop(bctx, d.cfg.BatchWorkers) })
+	wg.Go(func() { d.records.loop(bctx, d.cfg.BatchWorkers) })
+	defer func() { stop(); wg.Wait() }()
 	d.cfg.Log.Info("dispatcher running", "id", d.cfg.ID, "partitions", d.cfg.Partitions)
 	return m.Run(ctx)
 }
@@ -60,15 +74,15 @@ func (d *Dispatcher) Owned() []int {
 // handle runs one delivery message: checks, the attempt, its record.
 // health reports the endpoint's failing state as read from the database.
 func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool)) (outcome, error) {
-	now := d.cfg.Now()
-	pl, err := d.prepare(ctx, dm, now)
+	pl, err := d.prepares.do(ctx, dm)
 	if err != nil || !pl.send {
 		return outcome{}, err
 	}
 	health(pl.failing)
-	r := d.send(ctx, dm, pl, now)
+	started := d.cfg.Now()
+	r := d.send(ctx, dm, pl, started)
 	if ctx.Err() != nil {
 		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
 	}
-	return d.record(ctx, dm, now, r)
+	return d.records.do(ctx, attemptReq{dm: dm, started: started, r: r})
 }

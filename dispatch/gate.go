@@ -1,6 +1,11 @@
 package dispatch
 
-import "github.com/nats-io/nats.go/jetstream"
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // gate holds the caps of one partition: at most CompanyCap sends in flight
 // per company and EndpointCap per endpoint (1 while the endpoint is
@@ -11,6 +16,8 @@ import "github.com/nats-io/nats.go/jetstream"
 type gate struct {
 	endpointCap, companyCap     int
 	endpointQueue, companyQueue int
+	parkDelay, parkSpread       time.Duration
+	probeInterval               time.Duration
 	companies                   map[string]*companyState
 }
 
@@ -24,6 +31,11 @@ type endpointState struct {
 	inflight int
 	failing  bool
 	queue    []job
+	// parked estimates how much of the endpoint's backlog is parked now:
+	// parks minus starts.
+	parked int
+	// probeAfter: a failing endpoint gets its next attempt no sooner.
+	probeAfter time.Time
 }
 
 // job is one message waiting for, or holding, a slot.
@@ -35,7 +47,9 @@ type job struct {
 
 func newGate(c Config) *gate {
 	return &gate{endpointCap: c.EndpointCap, companyCap: c.CompanyCap, endpointQueue: c.EndpointQueue,
-		companyQueue: c.CompanyQueue, companies: map[string]*companyState{}}
+		companyQueue: c.CompanyQueue, parkDelay: c.ParkDelay, parkSpread: c.FailingParkSpread,
+		probeInterval: c.FailingProbeInterval,
+		companies:     map[string]*companyState{}}
 }
 
 func (g *gate) state(company, endpointID string) (*companyState, *endpointState) {
@@ -59,12 +73,15 @@ func (g *gate) window(ep *endpointState) int {
 	return g.endpointCap
 }
 
-// admit decides for a new job: start it now, queue it, or park it.
+// admit decides for a new job: start it now, queue it, or park it (back
+// after parkFor).
 func (g *gate) admit(j job) (start, park bool) {
 	co, ep := g.state(j.company, j.endpointID)
-	if ep.inflight < g.window(ep) && co.inflight < g.companyCap && len(ep.queue) == 0 {
+	probe := !ep.failing || !time.Now().Before(ep.probeAfter)
+	if probe && ep.inflight < g.window(ep) && co.inflight < g.companyCap && len(ep.queue) == 0 {
 		ep.inflight++
 		co.inflight++
+		ep.parked = max(0, ep.parked-1)
 		return true, false
 	}
 	qmax := g.endpointQueue
@@ -79,20 +96,43 @@ func (g *gate) admit(j job) (start, park bool) {
 		co.queued++
 		return false, false
 	}
+	ep.parked++
 	return false, true
+}
+
+// parkFor is when a parked job of ep comes back: a failing endpoint's are
+// spread over parkSpread, as it is probed one delivery at a time; a healthy
+// endpoint's over a time that grows with its parked backlog (up to
+// parkSpread), so a burst of thousands is not parked again and again every
+// parkDelay while the endpoint works through it.
+func (g *gate) parkFor(ep *endpointState) time.Duration {
+	spread := g.parkSpread
+	if !ep.failing {
+		spread = min(spread, g.parkDelay*time.Duration(ep.parked)/time.Duration(max(1, g.endpointQueue)))
+	}
+	if spread <= 0 {
+		return g.parkDelay
+	}
+	return g.parkDelay + rand.N(spread)
 }
 
 // done releases j's slot and records the endpoint's health. It returns the
 // jobs to start now and, when the endpoint just started failing, its
-// queue to park.
+// queue to park (each back after parkFor).
 func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
 	co, ep := g.state(j.company, j.endpointID)
 	ep.inflight--
 	co.inflight--
 	if sent {
 		ep.failing = failing && !ok
+		if ep.failing {
+			// One probe per interval: a failing endpoint's backlog is not
+			// spent as fast as the receiver can answer 5xx.
+			ep.probeAfter = time.Now().Add(g.probeInterval)
+		}
 	}
 	if ep.failing && len(ep.queue) > 0 {
+		ep.parked += len(ep.queue)
 		park = ep.queue
 		co.queued -= len(ep.queue)
 		ep.queue = nil
@@ -108,6 +148,7 @@ func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
 				continue
 			}
 			if q.inflight < g.window(q) {
+				q.parked = max(0, q.parked-1)
 				start = append(start, q.queue[0])
 				q.queue = q.queue[1:]
 				q.inflight++

@@ -142,6 +142,9 @@ func (e *env) start(t *testing.T, cfg dispatch.Config) (*dispatch.Dispatcher, co
 	}
 	cfg.ParkDelay = time.Second
 	cfg.FailingParkSpread = time.Second
+	if cfg.FailingProbeInterval == 0 {
+		cfg.FailingProbeInterval = 100 * time.Millisecond
+	}
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		cfg.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))

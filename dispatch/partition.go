@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -98,13 +97,17 @@ func (w *partition) admit(msg jetstream.Msg) {
 	j := job{msg: msg, company: dm.CompanyID, endpointID: dm.EndpointID}
 	w.mu.Lock()
 	start, park := w.g.admit(j)
-	failing := w.g.companies[j.company].endpoints[j.endpointID].failing
+	var delay time.Duration
+	if park {
+		_, ep := w.g.state(j.company, j.endpointID)
+		delay = w.g.parkFor(ep)
+	}
 	w.mu.Unlock()
 	switch {
 	case start:
 		w.run(j, dm)
 	case park:
-		w.park(j, failing)
+		w.park(j, delay)
 	}
 }
 
@@ -118,6 +121,11 @@ func (w *partition) run(j job, dm streams.DeliveryMessage) {
 		w.finish(j, dm, out, err)
 		w.mu.Lock()
 		start, park := w.g.done(j, out.sent, out.ok, out.failing)
+		var delays []time.Duration
+		for range park {
+			_, ep := w.g.state(j.company, j.endpointID)
+			delays = append(delays, w.g.parkFor(ep))
+		}
 		w.mu.Unlock()
 		for _, s := range start {
 			sdm, err := streams.ParseDeliveryMessage(s.msg.Headers(), s.msg.Data())
@@ -127,8 +135,8 @@ func (w *partition) run(j job, dm streams.DeliveryMessage) {
 			}
 			w.run(s, sdm)
 		}
-		for _, p := range park {
-			w.park(p, true)
+		for i, p := range park {
+			w.park(p, delays[i])
 		}
 	})
 }
@@ -142,7 +150,7 @@ func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err e
 			return
 		}
 		w.d.cfg.Log.Error("dispatch: delivery", "delivery", dm.DeliveryID, "err", err)
-		w.park(j, false)
+		w.park(j, w.d.cfg.ParkDelay)
 		return
 	}
 	if !out.retryAt.IsZero() {
@@ -154,17 +162,31 @@ func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err e
 	_ = j.msg.Ack()
 }
 
-// park sends j back a little later without spending an attempt.
-func (w *partition) park(j job, failing bool) {
-	delay := w.d.cfg.ParkDelay
-	if failing {
-		delay += time.Duration(rand.Int64N(int64(w.d.cfg.FailingParkSpread)))
+// park sends j back after delay without spending an attempt. The
+// publish is asynchronous and j is acked when the server has stored it, so
+// parking a deep backlog (a failing endpoint's) costs the partition a
+// stream of publishes, not a round trip each, and other companies behind
+// it in the partition wait little. If the publish fails, j stays un-acked
+// and comes back after AckWait.
+func (w *partition) park(j job, delay time.Duration) {
+	h := j.msg.Headers()
+	m, err := jsconfig.RetryMsg(j.company, j.endpointID, h.Get(streams.HeaderDeliveryID), time.Now().Add(delay), h, j.msg.Data())
+	if err == nil {
+		var f jetstream.PubAckFuture
+		if f, err = w.d.cfg.JS.PublishMsgAsync(m); err == nil {
+			w.wg.Go(func() {
+				select {
+				case <-f.Ok():
+					_ = j.msg.Ack()
+				case err := <-f.Err():
+					w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
+				case <-w.hard.Done():
+				}
+			})
+			return
+		}
 	}
-	if err := w.schedule(j, time.Now().Add(delay)); err != nil {
-		w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
-		return
-	}
-	_ = j.msg.Ack()
+	w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
 }
 
 func (w *partition) schedule(j job, at time.Time) error {

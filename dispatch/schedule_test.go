@@ -107,3 +107,64 @@ func TestGateCaps(t *testing.T) {
 		t.Fatal("a failing endpoint with deliveries in flight must not start another")
 	}
 }
+
+// Design "Isolation": parked backlog comes back spread out — a failing
+// endpoint's over the whole spread, a healthy endpoint's over a time that
+// grows with what it has parked, so a deep burst is not re-parked every
+// ParkDelay.
+func TestParkDelayGrowsWithBacklog(t *testing.T) {
+	t.Parallel()
+	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, EndpointQueue: 10, CompanyQueue: 10,
+		ParkDelay: time.Second, FailingParkSpread: time.Minute})
+	tests := []struct {
+		name     string
+		parked   int
+		failing  bool
+		min, max time.Duration
+	}{
+		{"nothing parked yet: ParkDelay", 0, false, time.Second, time.Second},
+		{"a queue's worth parked: up to twice ParkDelay", 10, false, time.Second, 2 * time.Second},
+		{"a deep backlog: up to the whole spread", 100_000, false, time.Second, time.Second + time.Minute},
+		{"failing: over the whole spread", 0, true, time.Second, time.Second + time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := &endpointState{parked: tt.parked, failing: tt.failing}
+			var longest time.Duration
+			for range 200 {
+				d := g.parkFor(ep)
+				if d < tt.min || d > tt.max {
+					t.Fatalf("parkFor = %v, want within [%v, %v]", d, tt.min, tt.max)
+				}
+				longest = max(longest, d)
+			}
+			if tt.max > tt.min && longest < tt.min+(tt.max-tt.min)/2 {
+				t.Fatalf("longest of 200 = %v: not spread over [%v, %v]", longest, tt.min, tt.max)
+			}
+		})
+	}
+}
+
+// Issue 5 "1 while the endpoint is failing": a failing endpoint is probed
+// one delivery at a time and at most once per FailingProbeInterval; what
+// arrives in between is parked, no attempt spent.
+func TestFailingEndpointProbedOncePerInterval(t *testing.T) {
+	t.Parallel()
+	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, EndpointQueue: 10, CompanyQueue: 10,
+		ParkDelay: time.Second, FailingParkSpread: time.Minute, FailingProbeInterval: time.Hour})
+	j := job{company: "co", endpointID: "ep"}
+	if s, _ := g.admit(j); !s {
+		t.Fatal("first delivery must start")
+	}
+	g.done(j, true, false, true) // failed: the endpoint is failing now
+	if s, p := g.admit(j); s || !p {
+		t.Fatalf("admit within the probe interval: start %v park %v, want parked", s, p)
+	}
+	g.companies["co"].endpoints["ep"].probeAfter = time.Now().Add(-time.Second)
+	if s, _ := g.admit(j); !s {
+		t.Fatal("after the probe interval one delivery must start")
+	}
+	if s, p := g.admit(j); s || !p {
+		t.Fatal("a second delivery while the probe is in flight must be parked")
+	}
+}

@@ -37,13 +37,17 @@ func (g *Guard) newClient(roots *x509.CertPool, timeout time.Duration) *http.Cli
 			MinVersion: tls.VersionTLS12,
 			RootCAs:    roots,
 		},
-		ForceAttemptHTTP2:      true, // a custom dialer and TLS config disable it otherwise
-		TLSHandshakeTimeout:    step,
-		ResponseHeaderTimeout:  timeout,
-		ExpectContinueTimeout:  time.Second,
-		IdleConnTimeout:        90 * time.Second,
-		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    16,
+		ForceAttemptHTTP2:     true, // a custom dialer and TLS config disable it otherwise
+		TLSHandshakeTimeout:   step,
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		// Many endpoints share a receiver host (an integrator's, a
+		// platform's): keep enough idle connections per host for every
+		// send a dispatcher may have in flight there, so each send does
+		// not pay a new TLS handshake.
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    256,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	return &http.Client{
