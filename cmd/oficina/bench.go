@@ -9,35 +9,43 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"oficina/ops/bench"
 	"oficina/ops/config"
-	"oficina/ops/stack"
+	"oficina/ops/natsembed"
+	"oficina/schema/db"
 )
 
-// runBench starts the whole stack in this process against its own database
-// (oficina_bench on the DATABASE_URL server), runs every scenario and prints
-// one `name value unit` line per figure, then writes them as JSON.
+// runBench measures Oficina as it is deployed: it prepares a fresh
+// database (oficina_bench on the DATABASE_URL server), a NATS (embedded, or
+// NATS_URL) and a local HTTPS webhook receiver, starts the API (`oficina
+// serve`) and a dispatcher (`oficina dispatch`) as processes of their own,
+// runs every scenario and prints one `name value unit` line per figure,
+// then writes them as JSON.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var (
 		duration time.Duration
 		runs     int
 		only     string
 		out      string
+		backlog  int
 	)
 	cfg, _, err := config.Parse("bench", args, func(fs *flag.FlagSet) {
 		fs.DurationVar(&duration, "duration", 5*time.Second, "length of each measured run")
 		fs.IntVar(&runs, "runs", 3, "runs per scenario; figures are medians")
-		fs.StringVar(&only, "only", "", "regexp selecting scenarios")
+		fs.StringVar(&only, "only", "", "regexp selecting scenarios (deliveries: the delivery scenarios; ceiling: the machine's)")
 		fs.StringVar(&out, "out", "var/bench/latest.json", "where to write the figures as JSON")
+		fs.IntVar(&backlog, "isolation-backlog", 100_000, "deliveries queued for the failing endpoint in the isolation scenario")
 	})
 	if err != nil {
 		return err
@@ -46,87 +54,52 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("-only: %w", err)
 	}
-	u, err := url.Parse(cfg.DatabaseURL)
+	r, err := startBenchRig(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
-	u.Path = "/oficina_bench"
-	cfg.DatabaseURL = u.String()
-	cfg.HTTPAddr, cfg.AdminAddr, cfg.NATSPort = "127.0.0.1:0", "127.0.0.1:0", -1
-	if cfg.DataDir, err = os.MkdirTemp("", "oficina-bench-"); err != nil {
-		return err
-	}
-	defer os.RemoveAll(cfg.DataDir)
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	cfg.AdminToken = hex.EncodeToString(raw[:])
-	// A local HTTPS receiver for the companies' webhook endpoints, trusted
-	// and allowed only for this run.
-	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer hook.Close()
-	caFile := filepath.Join(cfg.DataDir, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}), 0o600); err != nil {
-		return err
-	}
-	cfg.AllowPrivateDestinations, cfg.ExtraCAFile = "127.0.0.1/32", caFile
-	// Request logs off: the figures measure the API, not stderr.
-	log := newLogger(stderr, "warn")
-	slog.SetDefault(log)
+	defer r.close()
 
-	ready := make(chan stack.Addrs, 1)
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() {
-		done <- stack.Run(sctx, stack.Options{Config: cfg, Embedded: true, Migrate: true, Logger: log,
-			Ready: func(a stack.Addrs) { ready <- a }})
-	}()
-	var addrs stack.Addrs
-	select {
-	case addrs = <-ready:
-	case err := <-done:
-		return fmt.Errorf("bench: stack: %w", err)
-	}
-	env := &bench.Env{BaseURL: "http://" + addrs.Public, AdminURL: "http://" + addrs.Admin, AdminToken: cfg.AdminToken,
-		Client:  &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}},
-		HookURL: hook.URL + "/hook"}
 	var figures []bench.Figure
+	report := func(fs ...bench.Figure) {
+		for _, f := range fs {
+			fmt.Fprintf(stdout, "%s %.3f %s\n", f.Name, f.Value, f.Unit)
+		}
+		figures = append(figures, fs...)
+	}
 	for _, sc := range bench.Scenarios() {
 		if !sel.MatchString(sc.Name) {
 			continue
 		}
-		fs, err := bench.Measure(ctx, env, sc, bench.Config{Duration: duration, Runs: runs})
+		fs, err := bench.Measure(ctx, r.env, sc, bench.Config{Duration: duration, Runs: runs})
 		if err != nil {
 			return err
 		}
-		for _, f := range fs {
-			fmt.Fprintf(stdout, "%s %.2f %s\n", f.Name, f.Value, f.Unit)
-		}
-		figures = append(figures, fs...)
+		report(fs...)
 	}
-	for _, f := range bench.Derived(figures) {
-		fmt.Fprintf(stdout, "%s %.3f %s\n", f.Name, f.Value, f.Unit)
-		figures = append(figures, f)
+	report(bench.Derived(figures)...)
+	if sel.MatchString("deliveries") {
+		err := bench.Deliveries(ctx, r.env, r.feed, bench.DeliveryConfig{Runs: runs, Duration: duration, Isolation: backlog},
+			func(f bench.Figure) { report(f) })
+		if err != nil {
+			return err
+		}
+	}
+	for _, p := range []*bench.Proc{r.api, r.dispatch} {
+		mb, err := p.PeakRSSMB()
+		if err != nil {
+			return err
+		}
+		report(bench.Figure{Name: p.Name + "_rss_mb", Value: mb, Unit: "MiB"})
 	}
 	if sel.MatchString("ceiling") {
-		ceil, err := ceilings(ctx, cfg.DatabaseURL, addrs.NATS, duration)
+		ceil, err := ceilings(ctx, cfg.DatabaseURL, r.natsURL, duration)
 		if err != nil {
 			return err
 		}
-		for _, f := range ceil {
-			fmt.Fprintf(stdout, "%s %.2f %s\n", f.Name, f.Value, f.Unit)
-		}
-		ratios := bench.Ratios(figures, ceil)
-		for _, f := range ratios {
-			fmt.Fprintf(stdout, "%s %.3f %s\n", f.Name, f.Value, f.Unit)
-		}
-		figures = append(append(figures, ceil...), ratios...)
+		report(ceil...)
+		report(bench.Ratios(figures, ceil)...)
 	}
-	stop()
-	<-done
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
@@ -137,6 +110,135 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return os.WriteFile(out, b, 0o644)
 }
 
+// benchRig is what a run stands on.
+type benchRig struct {
+	env      *bench.Env
+	feed     *bench.Feed
+	api      *bench.Proc
+	dispatch *bench.Proc
+	natsURL  string
+	closers  []func()
+}
+
+func (r *benchRig) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+func startBenchRig(ctx context.Context, cfg config.Config, stderr io.Writer) (_ *benchRig, err error) {
+	r := &benchRig{}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	dataDir, err := os.MkdirTemp("", "oficina-bench-")
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, func() { os.RemoveAll(dataDir) })
+	dbURL, err := freshBenchDB(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx, dbURL); err != nil {
+		return nil, err
+	}
+	r.natsURL = cfg.NATSURL
+	if r.natsURL == "" {
+		ns, err := natsembed.Start(ctx, natsembed.Config{Port: -1, StoreDir: filepath.Join(dataDir, "nats")})
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, ns.Shutdown)
+		r.natsURL = ns.ClientURL()
+	}
+	recv := bench.NewReceiver()
+	r.closers = append(r.closers, recv.Close)
+	caFile := filepath.Join(dataDir, "receiver-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: recv.Server().Certificate().Raw}), 0o600); err != nil {
+		return nil, err
+	}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	token := hex.EncodeToString(raw[:])
+	public, err := bench.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := bench.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	// The receiver is trusted and allowed for this run only.
+	env := []string{"DATABASE_URL=" + dbURL, "NATS_URL=" + r.natsURL, "OFICINA_DATA_DIR=" + dataDir,
+		"OFICINA_HTTP_ADDR=" + public, "OFICINA_ADMIN_ADDR=" + admin, "OFICINA_ADMIN_TOKEN=" + token,
+		"OFICINA_ALLOW_PRIVATE_DESTINATIONS=127.0.0.1/32", "OFICINA_EXTRA_CA_FILE=" + caFile,
+		"OFICINA_LOG_LEVEL=warn"} // request logs off: the figures measure the API, not stderr
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if r.api, err = bench.StartProc("api", bin, []string{"serve"}, env, stderr); err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, func() { r.api.Stop(10 * time.Second) })
+	if err := r.api.WaitReady(wait, "http://"+admin+"/readyz"); err != nil {
+		return nil, err
+	}
+	if r.dispatch, err = bench.StartProc("dispatch", bin, []string{"dispatch"}, env, stderr); err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, func() { r.dispatch.Stop(10 * time.Second) })
+
+	owner, err := db.Open(ctx, dbURL, db.Options{})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, func() { owner.Close() })
+	nc, err := nats.Connect(r.natsURL)
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	r.feed = &bench.Feed{DB: owner, JS: js, Recv: recv}
+	r.env = &bench.Env{BaseURL: "http://" + public, AdminURL: "http://" + admin, AdminToken: token,
+		Client:  &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}},
+		HookURL: recv.URL() + "/hook"}
+	return r, nil
+}
+
+// freshBenchDB drops and recreates oficina_bench on the server of ownerURL,
+// so every run starts from the same empty database.
+func freshBenchDB(ctx context.Context, ownerURL string) (string, error) {
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		return "", err
+	}
+	maint := *u
+	maint.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, maint.String())
+	if err != nil {
+		return "", fmt.Errorf("bench: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS oficina_bench WITH (FORCE)"); err != nil {
+		return "", fmt.Errorf("bench: drop oficina_bench: %w", err)
+	}
+	u.Path = "/oficina_bench"
+	if err := db.EnsureDatabase(ctx, u.String()); err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
 // ceilings measures pgbench -N/-S at 32 clients and a bare JetStream
 // publish rate on the same machine, in the same run.
 func ceilings(ctx context.Context, dbURL, natsURL string, d time.Duration) ([]bench.Figure, error) {
@@ -144,12 +246,9 @@ func ceilings(ctx context.Context, dbURL, natsURL string, d time.Duration) ([]be
 	if err != nil {
 		return nil, err
 	}
-	if natsURL != "" {
-		f, err := bench.NATSPublish(ctx, natsURL, d)
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, f)
+	f, err := bench.NATSPublish(ctx, natsURL, d)
+	if err != nil {
+		return nil, err
 	}
-	return figs, nil
+	return append(figs, f), nil
 }

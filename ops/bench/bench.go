@@ -150,21 +150,21 @@ func median(v []float64) float64 {
 }
 
 // Ratios divides each scenario's rate by its ceiling: <figure>_to_ceiling.
+// A delivery is a durable write (attempt and status rows), so
+// deliveries_per_s is read against pgbench -N.
 func Ratios(figures, ceilings []Figure) []Figure {
 	ceil := map[string]float64{}
 	for _, c := range ceilings {
 		ceil[c.Name] = c.Value
 	}
-	var out []Figure
+	against := map[string]string{"deliveries_per_s": "pgbench_n_tps"}
 	for _, sc := range Scenarios() {
-		c := ceil[sc.Ceiling]
-		if c == 0 {
-			continue
-		}
-		for _, f := range figures {
-			if f.Name == sc.Name+"_rps" {
-				out = append(out, Figure{f.Name + "_to_ceiling", f.Value / c, "ratio"})
-			}
+		against[sc.Name+"_rps"] = sc.Ceiling
+	}
+	var out []Figure
+	for _, f := range figures {
+		if c := ceil[against[f.Name]]; c != 0 {
+			out = append(out, Figure{f.Name + "_to_ceiling", f.Value / c, "ratio"})
 		}
 	}
 	return out
