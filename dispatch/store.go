@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,13 +24,17 @@ import (
 // as in tenant.Tx. Companies are visited in id order and endpoints locked in
 // id order, so two batches never wait on each other in a cycle.
 
+// setCompanySQL sets the company of row-level security for the rest of
+// the transaction (true: local to it).
+const setCompanySQL = "SELECT set_config('app.company_id', ?, true)"
+
 // setCompany scopes what follows in tx to companyID (RLS), like tenant.Tx
 // does for a whole transaction.
 func setCompany(ctx context.Context, tx bun.Tx, companyID string) error {
 	if companyID == "" {
 		return tenant.ErrNoCompany
 	}
-	if _, err := tx.ExecContext(ctx, "SELECT set_config('app.company_id', ?, true)", companyID); err != nil {
+	if _, err := tx.ExecContext(ctx, setCompanySQL, companyID); err != nil {
 		return fmt.Errorf("dispatch: set company: %w", err)
 	}
 	return nil
@@ -52,14 +57,12 @@ func byCompany(n int, company func(i int) string) [][]int {
 	return groups
 }
 
-// inTx runs fn once per company group of n requests in one transaction.
-func (d *Dispatcher) inTx(ctx context.Context, n int, company func(i int) string, fn func(ctx context.Context, tx bun.Tx, idx []int) error) error {
+// inTx runs fn once per company group of n requests in one transaction;
+// fn scopes the transaction to its company before touching rows.
+func (d *Dispatcher) inTx(ctx context.Context, n int, company func(i int) string, fn func(ctx context.Context, tx bun.Tx, company string, idx []int) error) error {
 	return d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, g := range byCompany(n, company) {
-			if err := setCompany(ctx, tx, company(g[0])); err != nil {
-				return err
-			}
-			if err := fn(ctx, tx, g); err != nil {
+			if err := fn(ctx, tx, company(g[0]), g); err != nil {
 				return err
 			}
 		}
@@ -74,7 +77,10 @@ func (d *Dispatcher) inTx(ctx context.Context, n int, company func(i int) string
 func (d *Dispatcher) prepareBatch(ctx context.Context, dms []streams.DeliveryMessage) []batchResult[plan] {
 	now := d.cfg.Now()
 	out := make([]batchResult[plan], len(dms))
-	err := d.inTx(ctx, len(dms), func(i int) string { return dms[i].CompanyID }, func(ctx context.Context, tx bun.Tx, idx []int) error {
+	err := d.inTx(ctx, len(dms), func(i int) string { return dms[i].CompanyID }, func(ctx context.Context, tx bun.Tx, company string, idx []int) error {
+		if err := setCompany(ctx, tx, company); err != nil {
+			return err
+		}
 		return d.prepareCompany(ctx, tx, dms, idx, out, now)
 	})
 	if err != nil {
@@ -168,8 +174,8 @@ type attemptReq struct {
 func (d *Dispatcher) recordBatch(ctx context.Context, reqs []attemptReq) []batchResult[outcome] {
 	now := d.cfg.Now()
 	out := make([]batchResult[outcome], len(reqs))
-	err := d.inTx(ctx, len(reqs), func(i int) string { return reqs[i].dm.CompanyID }, func(ctx context.Context, tx bun.Tx, idx []int) error {
-		return d.recordCompany(ctx, tx, reqs, idx, out, now)
+	err := d.inTx(ctx, len(reqs), func(i int) string { return reqs[i].dm.CompanyID }, func(ctx context.Context, tx bun.Tx, company string, idx []int) error {
+		return d.recordCompany(ctx, tx, company, reqs, idx, out, now)
 	})
 	if err == nil {
 		return out
@@ -183,7 +189,7 @@ func (d *Dispatcher) recordBatch(ctx context.Context, reqs []attemptReq) []batch
 	return out
 }
 
-func (d *Dispatcher) recordCompany(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int, out []batchResult[outcome], now time.Time) error {
+func (d *Dispatcher) recordCompany(ctx context.Context, tx bun.Tx, company string, reqs []attemptReq, idx []int, out []batchResult[outcome], now time.Time) error {
 	var ok, failed []int
 	for _, i := range idx {
 		if reqs[i].r.ok() {
@@ -192,7 +198,11 @@ func (d *Dispatcher) recordCompany(ctx context.Context, tx bun.Tx, reqs []attemp
 			failed = append(failed, i)
 		}
 	}
-	if err := recordSucceeded(ctx, tx, reqs, ok, now); err != nil {
+	if len(ok) > 0 {
+		if err := d.recordSucceeded(ctx, tx, company, reqs, ok, now); err != nil {
+			return err
+		}
+	} else if err := setCompany(ctx, tx, company); err != nil {
 		return err
 	}
 	for _, i := range ok {
@@ -209,14 +219,14 @@ func (d *Dispatcher) recordCompany(ctx context.Context, tx bun.Tx, reqs []attemp
 	return nil
 }
 
-// recordSucceeded writes 2xx attempts set-wise: the attempts (only for
-// deliveries that still exist), the deliveries (pending → succeeded; a
-// resent final delivery keeps its status), and clears the endpoints'
-// failing and access-lost marks.
-func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int, now time.Time) error {
-	if len(idx) == 0 {
-		return nil
-	}
+// recordSucceeded scopes tx to company and writes its 2xx attempts
+// set-wise: the attempts (only for deliveries that still exist), the
+// deliveries (pending → succeeded; a resent final delivery keeps its
+// status), and clears the endpoints' failing and access-lost marks. The
+// four statements travel as one simple-protocol message: one round trip,
+// run in order inside the transaction, so the company set by the first
+// scopes the others.
+func (d *Dispatcher) recordSucceeded(ctx context.Context, tx bun.Tx, company string, reqs []attemptReq, idx []int, now time.Time) error {
 	var aids, dids, eids []string
 	var started []time.Time
 	var codes []int
@@ -227,15 +237,19 @@ func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []in
 		started = append(started, reqs[i].started)
 		codes = append(codes, reqs[i].r.status)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
+	if company == "" {
+		return tenant.ErrNoCompany
+	}
+	q := d.cfg.DB.QueryGen()
+	stmts := []string{
+		q.FormatQuery(setCompanySQL, company),
+		q.FormatQuery(`INSERT INTO webhook_attempts
 		(id, company_id, delivery_id, endpoint_id, started_at, finished_at, response_status_code, created_at)
 		SELECT v.aid, d.company_id, d.id, d.endpoint_id, v.started, ?0, v.code, ?0
 		FROM unnest(?1::text[], ?2::text[], ?3::timestamptz[], ?4::int[]) AS v(aid, id, started, code)
 		JOIN webhook_deliveries d ON d.id = v.id`,
-		now, pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(started), pgdialect.Array(codes)); err != nil {
-		return fmt.Errorf("insert attempts: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries AS d SET
+			now, pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(started), pgdialect.Array(codes)),
+		q.FormatQuery(`UPDATE webhook_deliveries AS d SET
 		status = CASE WHEN d.status = ?1 THEN ?2 ELSE d.status END,
 		completed_at = CASE WHEN d.status = ?1 THEN ?0 ELSE d.completed_at END,
 		next_attempt_at = CASE WHEN d.status = ?1 THEN NULL ELSE d.next_attempt_at END,
@@ -243,15 +257,15 @@ func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []in
 		response_status_code = v.code, error = NULL, updated_at = ?0
 		FROM unnest(?3::text[], ?4::timestamptz[], ?5::int[]) AS v(id, started, code)
 		WHERE d.id = v.id`,
-		now, streams.StatusPending, streams.StatusSucceeded,
-		pgdialect.Array(dids), pgdialect.Array(started), pgdialect.Array(codes)); err != nil {
-		return fmt.Errorf("update deliveries: %w", err)
+			now, streams.StatusPending, streams.StatusSucceeded,
+			pgdialect.Array(dids), pgdialect.Array(started), pgdialect.Array(codes)),
+		q.FormatQuery(`UPDATE webhook_endpoints SET failing_since = NULL, access_lost_notified_at = NULL
+		WHERE id IN (?) AND (failing_since IS NOT NULL OR access_lost_notified_at IS NOT NULL)`,
+			bun.In(slices.Compact(slices.Sorted(slices.Values(eids))))),
 	}
-	_, err := tx.NewUpdate().Model((*endpoint)(nil)).Set("failing_since = NULL").Set("access_lost_notified_at = NULL").
-		Where("id IN (?)", bun.In(slices.Compact(slices.Sorted(slices.Values(eids))))).
-		Where("failing_since IS NOT NULL OR access_lost_notified_at IS NOT NULL").Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("clear endpoint health: %w", err)
+	// tx.Tx: the statements are formatted already; bun must not parse them again.
+	if _, err := tx.Tx.ExecContext(ctx, strings.Join(stmts, ";\n")); err != nil {
+		return fmt.Errorf("record successes: %w", err)
 	}
 	return nil
 }
