@@ -1,15 +1,10 @@
 package dispatch
 
 import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/apierr"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -27,21 +22,22 @@ const (
 const ReasonFailing = "failing"
 
 // endpoint is the dispatcher's view of a webhook_endpoints row, with the
-// columns it keeps (failing_since, access_lost_notified_at).
+// columns it keeps (failing_since, access_lost_notified_at). The json tags
+// are the column names: prepare reads it as JSON (row_to_json).
 type endpoint struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
 
-	ID                      string     `bun:"id,pk"`
-	CompanyID               string     `bun:"company_id"`
-	URL                     string     `bun:"url"`
-	Status                  string     `bun:"status"`
-	Secret                  string     `bun:"secret"`
-	PreviousSecret          *string    `bun:"previous_secret"`
-	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at"`
-	SubscriberMemberID      string     `bun:"subscriber_member_id"`
-	SubscriberKeyID         *string    `bun:"subscriber_key_id"`
-	FailingSince            *time.Time `bun:"failing_since"`
-	AccessLostNotifiedAt    *time.Time `bun:"access_lost_notified_at"`
+	ID                      string     `bun:"id,pk" json:"id"`
+	CompanyID               string     `bun:"company_id" json:"company_id"`
+	URL                     string     `bun:"url" json:"url"`
+	Status                  string     `bun:"status" json:"status"`
+	Secret                  string     `bun:"secret" json:"secret"`
+	PreviousSecret          *string    `bun:"previous_secret" json:"previous_secret"`
+	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at" json:"previous_secret_expires_at"`
+	SubscriberMemberID      string     `bun:"subscriber_member_id" json:"subscriber_member_id"`
+	SubscriberKeyID         *string    `bun:"subscriber_key_id" json:"subscriber_key_id"`
+	FailingSince            *time.Time `bun:"failing_since" json:"failing_since"`
+	AccessLostNotifiedAt    *time.Time `bun:"access_lost_notified_at" json:"access_lost_notified_at"`
 }
 
 // secrets are the secrets an attempt at `at` is signed with: the current
@@ -55,49 +51,34 @@ func (e *endpoint) secrets(at time.Time) []string {
 }
 
 // subscriberAllowed reports whether the endpoint's subscriber may still
-// receive eventType now: the member is active and its role and permissions
-// allow <module>:read; when subscribed through a key, the key is active,
-// holds <module>:read and its creator's role (which caps the key) allows it
-// too. A ping (no module) needs only active member and key.
-func subscriberAllowed(ctx context.Context, tx bun.IDB, e *endpoint, eventType string, now time.Time) (bool, error) {
-	m, err := tenant.GetMember(ctx, tx, e.SubscriberMemberID)
-	if err != nil {
-		return false, notFoundFalse(err)
+// receive eventType now: the member m is active and its role and
+// permissions allow <module>:read; when subscribed through a key, the key k
+// is active, holds <module>:read and its creator's role (which caps the
+// key) allows it too. A ping (no module) needs only active member and key.
+// A nil member or key (deleted) has no access.
+func subscriberAllowed(e *endpoint, m *tenant.Member, k *tenant.APIKey, creator *tenant.Member, eventType string, now time.Time) bool {
+	if m == nil {
+		return false
 	}
 	p := &tenant.Principal{Member: *m, CreatorRole: m.Role}
 	if e.SubscriberKeyID != nil {
-		k := new(tenant.APIKey)
-		if err := tx.NewSelect().Model(k).Where("id = ?", *e.SubscriberKeyID).Scan(ctx); err != nil {
-			return false, notFoundFalse(err)
-		}
-		if !k.Active(now) {
-			return false, nil
+		if k == nil || !k.Active(now) {
+			return false
 		}
 		p.Key = *k
-		if creator, err := tenant.GetMember(ctx, tx, k.CreatedBy); err == nil {
+		if creator != nil {
 			p.CreatorRole = creator.Role
 		}
 	}
 	if m.Status != "active" {
-		return false, nil
+		return false
 	}
 	module := streams.ModuleOf(eventType)
 	if eventType == streams.PingType || module == "" {
-		return true, nil
+		return true
 	}
 	if e.SubscriberKeyID != nil && !p.HasKeyPermission(tenant.Perm(module, tenant.Read)) {
-		return false, nil
+		return false
 	}
-	return p.MemberAllows(module, tenant.Read), nil
-}
-
-// notFoundFalse turns "row gone" into "no access" and keeps other errors.
-func notFoundFalse(err error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if e := apierr.As(err); e != nil && e.Code == apierr.ResourceNotFound {
-		return nil
-	}
-	return fmt.Errorf("dispatch: subscriber: %w", err)
+	return p.MemberAllows(module, tenant.Read)
 }

@@ -49,8 +49,8 @@ func closeDelivery(ctx context.Context, tx bun.Tx, id, reason string, now time.T
 
 // accessLost closes the delivery and, once per loss, mails the owners and
 // admins; the flag is cleared by the next successful delivery.
-func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *endpoint, dl *streams.Delivery, now time.Time) error {
-	if err := closeDelivery(ctx, tx, dl.ID, ErrSubscriberAccessLost, now); err != nil {
+func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *endpoint, dm streams.DeliveryMessage, now time.Time) error {
+	if err := closeDelivery(ctx, tx, dm.DeliveryID, ErrSubscriberAccessLost, now); err != nil {
 		return err
 	}
 	res, err := tx.NewUpdate().Model((*endpoint)(nil)).Set("access_lost_notified_at = ?", now).
@@ -61,11 +61,11 @@ func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *endpoint, dl 
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
-	d.cfg.Log.Warn("webhook subscriber lost access", "company", e.CompanyID, "endpoint", e.ID, "event_type", dl.EventType)
+	d.cfg.Log.Warn("webhook subscriber lost access", "company", e.CompanyID, "endpoint", e.ID, "event_type", dm.EventType)
 	body := fmt.Sprintf("O assinante do endpoint de webhook %s (%s) perdeu o acesso aos eventos %q.\n"+
 		"As entregas afetadas foram encerradas com o erro %s; o endpoint continua ativo e os eventos "+
 		"de outros módulos continuam chegando. Restaure a permissão ou edite o endpoint.\n",
-		e.ID, e.URL, dl.EventType, ErrSubscriberAccessLost)
+		e.ID, e.URL, dm.EventType, ErrSubscriberAccessLost)
 	_, err = mail.ToManagers(ctx, tx, e.CompanyID, MailAccessLost, "Webhook: assinante sem acesso", body, now)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -81,7 +82,7 @@ func (d *Dispatcher) prepareBatch(ctx context.Context, dms []streams.DeliveryMes
 		if err := setCompany(ctx, tx, company); err != nil {
 			return err
 		}
-		return d.prepareCompany(ctx, tx, dms, idx, out, now)
+		return d.prepareCompany(ctx, tx, company, dms, idx, out, now)
 	})
 	if err != nil {
 		return allFailed[plan](len(dms), fmt.Errorf("dispatch: prepare: %w", err))
@@ -89,7 +90,33 @@ func (d *Dispatcher) prepareBatch(ctx context.Context, dms []streams.DeliveryMes
 	return out
 }
 
-func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) error {
+// companyState is what prepare reads of one company for a batch, in one
+// statement (one round trip) as JSON: the deliveries, their endpoints, the
+// plan, the subscribing keys and members (and the keys' creators).
+type companyView struct {
+	Deliveries []struct {
+		ID        string `json:"id"`
+		Status    string `json:"status"`
+		EventType string `json:"event_type"`
+	} `json:"deliveries"`
+	Endpoints []endpoint      `json:"endpoints"`
+	Company   *tenant.Company `json:"company"`
+	Keys      []tenant.APIKey `json:"keys"`
+	Members   []tenant.Member `json:"members"`
+}
+
+const companyViewSQL = `WITH e AS (SELECT * FROM webhook_endpoints WHERE id IN (?1)),
+k AS (SELECT * FROM api_keys WHERE id IN (SELECT subscriber_key_id FROM e))
+SELECT json_build_object(
+  'deliveries', (SELECT coalesce(json_agg(json_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type)), '[]')
+                 FROM webhook_deliveries d WHERE d.id IN (?0)),
+  'endpoints', (SELECT coalesce(json_agg(e), '[]') FROM e),
+  'company', (SELECT json_build_object('id', c.id, 'plan', c.plan, 'api_enabled', c.api_enabled) FROM companies c WHERE c.id = ?2),
+  'keys', (SELECT coalesce(json_agg(k), '[]') FROM k),
+  'members', (SELECT coalesce(json_agg(m), '[]') FROM members m
+              WHERE m.id IN (SELECT subscriber_member_id FROM e) OR m.id IN (SELECT created_by FROM k)))`
+
+func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company string, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) error {
 	for _, i := range idx {
 		out[i] = batchResult[plan]{}
 	}
@@ -99,57 +126,63 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, dms []stream
 		dids = append(dids, dms[i].DeliveryID)
 		eids = append(eids, dms[i].EndpointID)
 	}
-	var dls []streams.Delivery
-	if err := tx.NewSelect().Model(&dls).Where("id IN (?)", bun.In(dids)).Scan(ctx); err != nil {
-		return err
+	var raw []byte
+	if err := tx.QueryRowContext(ctx, companyViewSQL, bun.In(dids), bun.In(slices.Compact(slices.Sorted(slices.Values(eids)))), company).Scan(&raw); err != nil {
+		return fmt.Errorf("read company view: %w", err)
 	}
-	var eps []endpoint
-	if err := tx.NewSelect().Model(&eps).Where("id IN (?)", bun.In(slices.Compact(slices.Sorted(slices.Values(eids))))).Scan(ctx); err != nil {
-		return err
+	var v companyView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("decode company view: %w", err)
 	}
-	co, err := tenant.GetCompany(ctx, tx, dms[idx[0]].CompanyID)
-	if err != nil {
-		return err
+	if v.Company == nil {
+		return fmt.Errorf("company %s: %w", company, sql.ErrNoRows)
 	}
-	planOK := co.Plan.Limits().API && co.APIEnabled
-	deliveries := map[string]*streams.Delivery{}
-	for k := range dls {
-		deliveries[dls[k].ID] = &dls[k]
+	planOK := v.Company.Plan.Limits().API && v.Company.APIEnabled
+	status := map[string]string{}
+	for _, dl := range v.Deliveries {
+		status[dl.ID] = dl.Status
 	}
 	endpoints := map[string]*endpoint{}
-	for k := range eps {
-		endpoints[eps[k].ID] = &eps[k]
+	for k := range v.Endpoints {
+		endpoints[v.Endpoints[k].ID] = &v.Endpoints[k]
 	}
-	allowed := map[[2]string]bool{} // (endpoint, event type) → access, once per batch
+	keys := map[string]*tenant.APIKey{}
+	for k := range v.Keys {
+		keys[v.Keys[k].ID] = &v.Keys[k]
+	}
+	members := map[string]*tenant.Member{}
+	for k := range v.Members {
+		members[v.Members[k].ID] = &v.Members[k]
+	}
 	for _, i := range idx {
 		dm := dms[i]
-		dl, e := deliveries[dm.DeliveryID], endpoints[dm.EndpointID]
+		st, found := status[dm.DeliveryID]
+		e := endpoints[dm.EndpointID]
 		switch {
-		case dl == nil || e == nil: // endpoint deleted with its log: drop
+		case !found || e == nil: // endpoint deleted with its log: drop
 			continue
-		case dl.Status != streams.StatusPending: // a stale or duplicate message: already final
+		case st != streams.StatusPending: // a stale or duplicate message: already final
 			continue
 		case e.Status != "enabled":
-			if err := closeDelivery(ctx, tx, dl.ID, ErrEndpointDisabled, now); err != nil {
+			if err := closeDelivery(ctx, tx, dm.DeliveryID, ErrEndpointDisabled, now); err != nil {
 				return err
 			}
 			continue
 		case !planOK:
-			if err := closeDelivery(ctx, tx, dl.ID, ErrPlanWithoutAPI, now); err != nil {
+			if err := closeDelivery(ctx, tx, dm.DeliveryID, ErrPlanWithoutAPI, now); err != nil {
 				return err
 			}
 			continue
 		}
-		key := [2]string{e.ID, dm.EventType}
-		ok, seen := allowed[key]
-		if !seen {
-			if ok, err = subscriberAllowed(ctx, tx, e, dm.EventType, now); err != nil {
-				return err
+		var k *tenant.APIKey
+		var creator *tenant.Member
+		if e.SubscriberKeyID != nil {
+			if k = keys[*e.SubscriberKeyID]; k != nil {
+				creator = members[k.CreatedBy]
 			}
-			allowed[key] = ok
 		}
-		if !ok {
-			if err := d.accessLost(ctx, tx, e, dl, now); err != nil {
+		if !subscriberAllowed(e, members[e.SubscriberMemberID], k, creator, dm.EventType, now) {
+			if err := d.accessLost(ctx, tx, e, dm, now); err != nil {
 				return err
 			}
 			continue
