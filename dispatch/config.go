@@ -78,6 +78,10 @@ type Config struct {
 	AckWait time.Duration
 	// LeaseTTL: a dead dispatcher's partitions are taken over after this.
 	LeaseTTL time.Duration
+	// LeaseReplicas of the lease bucket: set it to the streams' replicas
+	// (3 in a cluster), or losing the one node that holds the bucket stops
+	// every dispatcher. Default 1.
+	LeaseReplicas int
 
 	EndpointCap, CompanyCap     int
 	EndpointQueue, CompanyQueue int

@@ -40,7 +40,7 @@ func (d *Dispatcher) ID() string { return d.cfg.ID }
 // Run joins the partition sharing and delivers until ctx ends; then it
 // hands its partitions back, letting sends in flight finish.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	kv, err := lease.EnsureBucket(ctx, d.cfg.JS, d.cfg.LeaseTTL, 1)
+	kv, err := lease.EnsureBucket(ctx, d.cfg.JS, d.cfg.LeaseTTL, d.cfg.LeaseReplicas)
 	if err != nil {
 		return err
 	}

@@ -42,12 +42,14 @@ type Manager struct {
 	Log        *slog.Logger
 	Work       Work
 
-	mu    sync.Mutex
-	owned map[int]*held
+	mu          sync.Mutex
+	owned       map[int]*held
+	lastMembers []string // last list read; kept when a read fails
 }
 
 type held struct {
 	rev        uint64
+	renewed    time.Time // last successful write of the key
 	soft, hard context.CancelFunc
 	done       chan struct{}
 	releasing  bool
@@ -106,38 +108,56 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// round heartbeats, renews what is held, hands back what is no longer
-// wanted and tries to take what is wanted and free.
+// round renews what is held, heartbeats, hands back what is no longer
+// wanted and tries to take what is wanted and free. Renewals come first and
+// each has its own budget, so a slow heartbeat or member listing (it needs
+// the JetStream meta leader, which may be electing) cannot starve them.
+// A renewal that times out is not a loss: the partition is kept until its
+// key may have expired (2/3 of TTL since the last renewal); only a revision
+// mismatch — someone else holds it, or it expired — is a loss at once.
 func (m *Manager) round(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, m.TTL/3)
+	step := m.TTL / 3
+	m.mu.Lock()
+	for p, h := range m.owned {
+		if h.releasing {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, step)
+		rev, err := m.KV.Update(rctx, partKey(p), []byte(m.ID), h.rev)
+		cancel()
+		switch {
+		case err == nil:
+			h.rev, h.renewed = rev, time.Now()
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || time.Since(h.renewed) >= 2*m.TTL/3:
+			m.Log.Warn("lease: lost partition", "partition", p, "err", err)
+			h.hard()
+			h.soft()
+			delete(m.owned, p)
+		default:
+			m.Log.Warn("lease: renewal failed, kept for now", "partition", p, "err", err)
+		}
+	}
+	m.mu.Unlock()
+
+	rctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
 	if _, err := m.KV.Put(rctx, memberKey(m.ID), []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
 		m.Log.Warn("lease: heartbeat", "err", err)
 	}
 	members, err := m.members(rctx)
-	if err != nil {
-		m.Log.Warn("lease: members", "err", err)
-		members = nil
-	}
-	me := slices.Index(members, m.ID)
-	want := func(p int) bool { return me >= 0 && p%len(members) == me }
-
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err != nil {
+		// Keep the last list: an unreadable list must not make this
+		// dispatcher hand back everything it holds.
+		m.Log.Warn("lease: members", "err", err)
+		members = m.lastMembers
+	}
+	m.lastMembers = members
+	me := slices.Index(members, m.ID)
+	want := func(p int) bool { return me >= 0 && p%len(members) == me }
 	for p, h := range m.owned {
-		if h.releasing {
-			continue
-		}
-		rev, err := m.KV.Update(rctx, partKey(p), []byte(m.ID), h.rev)
-		if err != nil {
-			m.Log.Warn("lease: lost partition", "partition", p, "err", err)
-			h.hard()
-			h.soft()
-			delete(m.owned, p)
-			continue
-		}
-		h.rev = rev
-		if !want(p) {
+		if !h.releasing && !want(p) && err == nil {
 			m.release(p, h)
 		}
 	}
@@ -172,7 +192,7 @@ func (m *Manager) members(ctx context.Context) ([]string, error) {
 func (m *Manager) start(ctx context.Context, p int, rev uint64) {
 	hard, hcancel := context.WithCancel(context.WithoutCancel(ctx))
 	soft, scancel := context.WithCancel(hard)
-	h := &held{rev: rev, soft: scancel, hard: hcancel, done: make(chan struct{})}
+	h := &held{rev: rev, renewed: time.Now(), soft: scancel, hard: hcancel, done: make(chan struct{})}
 	m.owned[p] = h
 	m.Log.Info("lease: took partition", "partition", p, "id", m.ID)
 	go func() {

@@ -23,7 +23,7 @@ func (s *Stack) startDispatch(ctx context.Context) {
 	if !s.opts.Embedded || s.nc == nil || s.events == nil {
 		return // serve: dispatchers run as `oficina dispatch`
 	}
-	d, err := newDispatcher(s.nc, s.db, s.events.guard, s.log)
+	d, err := newDispatcher(s.nc, s.db, s.events.guard, s.opts.Config.StreamReplicas, s.log)
 	if err != nil {
 		s.log.Error("dispatcher not started", "err", err)
 		return
@@ -35,13 +35,13 @@ func (s *Stack) startDispatch(ctx context.Context) {
 	}()
 }
 
-func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, log *slog.Logger) (*dispatch.Dispatcher, error) {
+func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, replicas int, log *slog.Logger) (*dispatch.Dispatcher, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("stack: jetstream: %w", err)
 	}
 	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Log: log,
-		Partitions: jsconfig.DefaultConfig().Partitions})
+		Partitions: jsconfig.DefaultConfig().Partitions, LeaseReplicas: replicas})
 }
 
 // RunDispatch is `oficina dispatch`: a webhook dispatcher until ctx ends.
@@ -80,7 +80,7 @@ func RunDispatch(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := newDispatcher(nc, bdb, guard, o.Logger)
+	d, err := newDispatcher(nc, bdb, guard, cfg.StreamReplicas, o.Logger)
 	if err != nil {
 		return err
 	}
