@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,17 +56,53 @@ type held struct {
 	releasing  bool
 }
 
-// EnsureBucket creates or updates the lease bucket; keys expire ttl after
-// their last write.
+// EnsureBucket creates the lease bucket, or binds to it when it exists;
+// keys expire ttl after their last write. Dispatchers starting together
+// all call it: in a cluster, concurrent CreateOrUpdate calls of a
+// replicated bucket were seen to hang until their deadline (nats-server
+// 2.15), so each attempt is a bind or a plain create, bounded, retried.
 func EnsureBucket(ctx context.Context, js jetstream.JetStream, ttl time.Duration, replicas int) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	cfg := jetstream.KeyValueConfig{
 		Bucket: Bucket, Description: "dispatcher members and DELIVERIES partition leases",
 		TTL: ttl, History: 1, Replicas: max(replicas, 1), Storage: jetstream.MemoryStorage,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lease: bucket: %w", err)
 	}
-	return kv, nil
+	var last error
+	for attempt := range 10 {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		kv, err := js.KeyValue(actx, Bucket)
+		switch {
+		case errors.Is(err, jetstream.ErrBucketNotFound):
+			kv, err = js.CreateKeyValue(actx, cfg)
+		case err == nil && !sameBucket(actx, kv, cfg):
+			kv, err = js.UpdateKeyValue(actx, cfg) // TTL or replicas changed by the operator
+		}
+		cancel()
+		if err == nil {
+			return kv, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+		// Another dispatcher may be creating it right now: back off a
+		// little, differently for each, and bind again.
+		time.Sleep(time.Duration(attempt+1)*100*time.Millisecond + time.Duration(rand.Int64N(int64(100*time.Millisecond))))
+	}
+	return nil, fmt.Errorf("lease: bucket: %w", last)
+}
+
+// sameBucket reports whether kv already has cfg's TTL and replicas.
+func sameBucket(ctx context.Context, kv jetstream.KeyValue, cfg jetstream.KeyValueConfig) bool {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return true // unknown: keep what is there
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return true
+	}
+	c := bs.StreamInfo().Config
+	return c.MaxAge == cfg.TTL && c.Replicas == cfg.Replicas
 }
 
 func memberKey(id string) string { return "m." + id }

@@ -63,12 +63,13 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config) (*eventParts
 	if cfg.SMTPAddr != "" {
 		transport = mail.SMTP{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, From: cfg.MailFrom}
 	}
-	workers := []func(context.Context) error{
-		(&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.db, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run,
-		(&mail.Sender{DB: s.db, Transport: transport, Log: s.log}).Run,
+	only := s.opts.Only
+	workers := []func(context.Context) error{(&mail.Sender{DB: s.db, Transport: transport, Log: s.log, Only: only}).Run}
+	if len(only) == 0 {
+		workers = append(workers, (&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.db, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run)
 	}
 	if js != nil {
-		workers = append(workers, (&streams.Relay{DB: s.db, JS: js, Log: s.log}).Run)
+		workers = append(workers, (&streams.Relay{DB: s.db, JS: js, Log: s.log, Only: only}).Run)
 	}
 	for _, run := range workers {
 		e.wg.Go(func() { _ = run(wctx) })

@@ -42,6 +42,11 @@ type Options struct {
 	Logger   *slog.Logger
 	// Ready, when set, is called once both listeners accept requests.
 	Ready func(Addrs)
+	// Only, when set, confines the background work that crosses companies
+	// to these companies: the relay and the mail sender serve only them,
+	// and the sweeps and routines over every company do not run. For tests
+	// that share a database with others; production leaves it empty.
+	Only []string
 }
 
 // Addrs are where a started process listens.
@@ -157,7 +162,9 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.sweeper = s.startSweeper(ctx)
+	if len(s.opts.Only) == 0 {
+		s.sweeper = s.startSweeper(ctx)
+	}
 	m := metrics.New()
 	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustProxy: cfg.TrustProxy,
 		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter})
