@@ -39,6 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		only     string
 		out      string
 		backlog  int
+		dbName   string
 	)
 	cfg, _, err := config.Parse("bench", args, func(fs *flag.FlagSet) {
 		fs.DurationVar(&duration, "duration", 5*time.Second, "length of each measured run")
@@ -46,6 +47,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.StringVar(&only, "only", "", "regexp selecting scenarios (deliveries: the delivery scenarios; ceiling: the machine's)")
 		fs.StringVar(&out, "out", "var/bench/latest.json", "where to write the figures as JSON")
 		fs.IntVar(&backlog, "isolation-backlog", 100_000, "deliveries queued for the failing endpoint in the isolation scenario")
+		fs.StringVar(&dbName, "database", "oficina_bench", "scratch database, dropped and recreated on the DATABASE_URL server")
 	})
 	if err != nil {
 		return err
@@ -54,7 +56,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("-only: %w", err)
 	}
-	r, err := startBenchRig(ctx, cfg, stderr)
+	r, err := startBenchRig(ctx, cfg, dbName, stderr)
 	if err != nil {
 		return err
 	}
@@ -126,7 +128,7 @@ func (r *benchRig) close() {
 	}
 }
 
-func startBenchRig(ctx context.Context, cfg config.Config, stderr io.Writer) (_ *benchRig, err error) {
+func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr io.Writer) (_ *benchRig, err error) {
 	r := &benchRig{}
 	defer func() {
 		if err != nil {
@@ -138,7 +140,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, stderr io.Writer) (_ 
 		return nil, err
 	}
 	r.closers = append(r.closers, func() { os.RemoveAll(dataDir) })
-	dbURL, err := freshBenchDB(ctx, cfg.DatabaseURL)
+	dbURL, err := freshBenchDB(ctx, cfg.DatabaseURL, dbName)
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +217,9 @@ func startBenchRig(ctx context.Context, cfg config.Config, stderr io.Writer) (_ 
 	return r, nil
 }
 
-// freshBenchDB drops and recreates oficina_bench on the server of ownerURL,
-// so every run starts from the same empty database.
-func freshBenchDB(ctx context.Context, ownerURL string) (string, error) {
+// freshBenchDB drops and recreates the database name on the server of
+// ownerURL, so every run starts from the same empty database.
+func freshBenchDB(ctx context.Context, ownerURL, name string) (string, error) {
 	u, err := url.Parse(ownerURL)
 	if err != nil {
 		return "", err
@@ -229,10 +231,10 @@ func freshBenchDB(ctx context.Context, ownerURL string) (string, error) {
 		return "", fmt.Errorf("bench: connect: %w", err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS oficina_bench WITH (FORCE)"); err != nil {
-		return "", fmt.Errorf("bench: drop oficina_bench: %w", err)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return "", fmt.Errorf("bench: drop %s: %w", name, err)
 	}
-	u.Path = "/oficina_bench"
+	u.Path = "/" + name
 	if err := db.EnsureDatabase(ctx, u.String()); err != nil {
 		return "", err
 	}
