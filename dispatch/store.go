@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -20,10 +19,14 @@ import (
 )
 
 // The dispatcher's reads before a send and writes after it run in batches
-// (batcher): one transaction per batch, the rows of each company read and
-// written under that company's app.company_id, so row-level security holds
-// as in tenant.Tx. Companies are visited in id order and endpoints locked in
-// id order, so two batches never wait on each other in a cycle.
+// (batcher): one transaction per batch. Its bulk — the checks of every
+// delivery and the records of the successes — is one call each of the
+// PL/pgSQL functions oficina_dispatch_views and oficina_dispatch_succeeded
+// (migration 0920): one round trip per batch whatever its companies. They
+// set app.company_id before each company's rows, so row-level security
+// holds as in tenant.Tx; the rarer per-delivery writes here (closing a
+// delivery, a failed attempt) set it themselves. Companies are visited in
+// id order, so two batches do not wait on each other in a cycle.
 
 // setCompanySQL sets the company of row-level security for the rest of
 // the transaction (true: local to it).
@@ -58,19 +61,6 @@ func byCompany(n int, company func(i int) string) [][]int {
 	return groups
 }
 
-// inTx runs fn once per company group of n requests in one transaction;
-// fn scopes the transaction to its company before touching rows.
-func (d *Dispatcher) inTx(ctx context.Context, n int, company func(i int) string, fn func(ctx context.Context, tx bun.Tx, company string, idx []int) error) error {
-	return d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, g := range byCompany(n, company) {
-			if err := fn(ctx, tx, company(g[0]), g); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // prepareBatch checks each delivery before its send: still pending, its
 // endpoint exists and is enabled, the company's plan has the API and the
 // subscriber still has access. Otherwise it closes the delivery (no attempt
@@ -78,11 +68,31 @@ func (d *Dispatcher) inTx(ctx context.Context, n int, company func(i int) string
 func (d *Dispatcher) prepareBatch(ctx context.Context, dms []streams.DeliveryMessage) []batchResult[plan] {
 	now := d.cfg.Now()
 	out := make([]batchResult[plan], len(dms))
-	err := d.inTx(ctx, len(dms), func(i int) string { return dms[i].CompanyID }, func(ctx context.Context, tx bun.Tx, company string, idx []int) error {
-		if err := setCompany(ctx, tx, company); err != nil {
-			return err
+	var companies, dids, eids []string
+	for _, dm := range dms {
+		companies, dids, eids = append(companies, dm.CompanyID), append(dids, dm.DeliveryID), append(eids, dm.EndpointID)
+	}
+	err := d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var raw []byte
+		if err := tx.QueryRowContext(ctx, "SELECT oficina_dispatch_views(?, ?, ?)",
+			pgdialect.Array(companies), pgdialect.Array(dids), pgdialect.Array(eids)).Scan(&raw); err != nil {
+			return fmt.Errorf("read views: %w", err)
 		}
-		return d.prepareCompany(ctx, tx, company, dms, idx, out, now)
+		views := map[string]*companyView{}
+		if err := json.Unmarshal(raw, &views); err != nil {
+			return fmt.Errorf("decode views: %w", err)
+		}
+		for _, g := range byCompany(len(dms), func(i int) string { return dms[i].CompanyID }) {
+			company := dms[g[0]].CompanyID
+			v := views[company]
+			if v == nil || v.Company == nil {
+				return fmt.Errorf("company %s: %w", company, sql.ErrNoRows)
+			}
+			if err := d.prepareCompany(ctx, tx, company, v, dms, g, out, now); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return allFailed[plan](len(dms), fmt.Errorf("dispatch: prepare: %w", err))
@@ -90,9 +100,9 @@ func (d *Dispatcher) prepareBatch(ctx context.Context, dms []streams.DeliveryMes
 	return out
 }
 
-// companyState is what prepare reads of one company for a batch, in one
-// statement (one round trip) as JSON: the deliveries, their endpoints, the
-// plan, the subscribing keys and members (and the keys' creators).
+// companyView is what oficina_dispatch_views returns of one company: the
+// batch's deliveries, their endpoints, the plan, the subscribing keys and
+// members (and the keys' creators).
 type companyView struct {
 	Deliveries []struct {
 		ID        string `json:"id"`
@@ -105,37 +115,16 @@ type companyView struct {
 	Members   []tenant.Member `json:"members"`
 }
 
-const companyViewSQL = `WITH e AS (SELECT * FROM webhook_endpoints WHERE id IN (?1)),
-k AS (SELECT * FROM api_keys WHERE id IN (SELECT subscriber_key_id FROM e))
-SELECT json_build_object(
-  'deliveries', (SELECT coalesce(json_agg(json_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type)), '[]')
-                 FROM webhook_deliveries d WHERE d.id IN (?0)),
-  'endpoints', (SELECT coalesce(json_agg(e), '[]') FROM e),
-  'company', (SELECT json_build_object('id', c.id, 'plan', c.plan, 'api_enabled', c.api_enabled) FROM companies c WHERE c.id = ?2),
-  'keys', (SELECT coalesce(json_agg(k), '[]') FROM k),
-  'members', (SELECT coalesce(json_agg(m), '[]') FROM members m
-              WHERE m.id IN (SELECT subscriber_member_id FROM e) OR m.id IN (SELECT created_by FROM k)))`
-
-func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company string, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) error {
-	for _, i := range idx {
-		out[i] = batchResult[plan]{}
-	}
-	dids := make([]string, 0, len(idx))
-	eids := make([]string, 0, len(idx))
-	for _, i := range idx {
-		dids = append(dids, dms[i].DeliveryID)
-		eids = append(eids, dms[i].EndpointID)
-	}
-	var raw []byte
-	if err := tx.QueryRowContext(ctx, companyViewSQL, bun.In(dids), bun.In(slices.Compact(slices.Sorted(slices.Values(eids)))), company).Scan(&raw); err != nil {
-		return fmt.Errorf("read company view: %w", err)
-	}
-	var v companyView
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("decode company view: %w", err)
-	}
-	if v.Company == nil {
-		return fmt.Errorf("company %s: %w", company, sql.ErrNoRows)
+// prepareCompany decides for the deliveries idx of one company from its
+// view; a delivery it closes is written under the company's setting.
+func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company string, v *companyView, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) error {
+	scoped := false
+	scope := func() error {
+		if scoped {
+			return nil
+		}
+		scoped = true
+		return setCompany(ctx, tx, company)
 	}
 	planOK := v.Company.Plan.Limits().API && v.Company.APIEnabled
 	status := map[string]string{}
@@ -164,12 +153,12 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 		case st != streams.StatusPending: // a stale or duplicate message: already final
 			continue
 		case e.Status != "enabled":
-			if err := closeDelivery(ctx, tx, dm.DeliveryID, ErrEndpointDisabled, now); err != nil {
+			if err := errors.Join(scope(), closeDelivery(ctx, tx, dm.DeliveryID, ErrEndpointDisabled, now)); err != nil {
 				return err
 			}
 			continue
 		case !planOK:
-			if err := closeDelivery(ctx, tx, dm.DeliveryID, ErrPlanWithoutAPI, now); err != nil {
+			if err := errors.Join(scope(), closeDelivery(ctx, tx, dm.DeliveryID, ErrPlanWithoutAPI, now)); err != nil {
 				return err
 			}
 			continue
@@ -182,6 +171,9 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			}
 		}
 		if !subscriberAllowed(e, members[e.SubscriberMemberID], k, creator, dm.EventType, now) {
+			if err := scope(); err != nil {
+				return err
+			}
 			if err := d.accessLost(ctx, tx, e, dm, now); err != nil {
 				return err
 			}
@@ -207,8 +199,39 @@ type attemptReq struct {
 func (d *Dispatcher) recordBatch(ctx context.Context, reqs []attemptReq) []batchResult[outcome] {
 	now := d.cfg.Now()
 	out := make([]batchResult[outcome], len(reqs))
-	err := d.inTx(ctx, len(reqs), func(i int) string { return reqs[i].dm.CompanyID }, func(ctx context.Context, tx bun.Tx, company string, idx []int) error {
-		return d.recordCompany(ctx, tx, company, reqs, idx, out, now)
+	err := d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var ok, failed []int
+		for i := range reqs {
+			if reqs[i].r.ok() {
+				ok = append(ok, i)
+			} else {
+				failed = append(failed, i)
+			}
+		}
+		if err := recordSucceeded(ctx, tx, reqs, ok, now); err != nil {
+			return err
+		}
+		for _, i := range ok {
+			out[i] = batchResult[outcome]{res: outcome{sent: true, ok: true}}
+		}
+		// Failures one by one (they lock the endpoint, may schedule, disable
+		// and mail), companies and endpoints in id order.
+		slices.SortFunc(failed, func(a, b int) int {
+			return cmp.Or(cmp.Compare(reqs[a].dm.CompanyID, reqs[b].dm.CompanyID), cmp.Compare(reqs[a].dm.EndpointID, reqs[b].dm.EndpointID))
+		})
+		for k, i := range failed {
+			if k == 0 || reqs[failed[k-1]].dm.CompanyID != reqs[i].dm.CompanyID {
+				if err := setCompany(ctx, tx, reqs[i].dm.CompanyID); err != nil {
+					return err
+				}
+			}
+			o, err := d.recordFailed(ctx, tx, reqs[i], now)
+			if err != nil {
+				return err
+			}
+			out[i] = batchResult[outcome]{res: o}
+		}
+		return nil
 	})
 	if err == nil {
 		return out
@@ -222,82 +245,29 @@ func (d *Dispatcher) recordBatch(ctx context.Context, reqs []attemptReq) []batch
 	return out
 }
 
-func (d *Dispatcher) recordCompany(ctx context.Context, tx bun.Tx, company string, reqs []attemptReq, idx []int, out []batchResult[outcome], now time.Time) error {
-	var ok, failed []int
-	for _, i := range idx {
-		if reqs[i].r.ok() {
-			ok = append(ok, i)
-		} else {
-			failed = append(failed, i)
-		}
+// recordSucceeded writes the 2xx attempts reqs[idx] of every company in one
+// call of oficina_dispatch_succeeded.
+func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int, now time.Time) error {
+	if len(idx) == 0 {
+		return nil
 	}
-	if len(ok) > 0 {
-		if err := d.recordSucceeded(ctx, tx, company, reqs, ok, now); err != nil {
-			return err
-		}
-	} else if err := setCompany(ctx, tx, company); err != nil {
-		return err
-	}
-	for _, i := range ok {
-		out[i] = batchResult[outcome]{res: outcome{sent: true, ok: true}}
-	}
-	slices.SortFunc(failed, func(a, b int) int { return cmp.Compare(reqs[a].dm.EndpointID, reqs[b].dm.EndpointID) })
-	for _, i := range failed {
-		o, err := d.recordFailed(ctx, tx, reqs[i], now)
-		if err != nil {
-			return err
-		}
-		out[i] = batchResult[outcome]{res: o}
-	}
-	return nil
-}
-
-// recordSucceeded scopes tx to company and writes its 2xx attempts
-// set-wise: the attempts (only for deliveries that still exist), the
-// deliveries (pending → succeeded; a resent final delivery keeps its
-// status), and clears the endpoints' failing and access-lost marks. The
-// four statements travel as one simple-protocol message: one round trip,
-// run in order inside the transaction, so the company set by the first
-// scopes the others.
-func (d *Dispatcher) recordSucceeded(ctx context.Context, tx bun.Tx, company string, reqs []attemptReq, idx []int, now time.Time) error {
-	var aids, dids, eids []string
+	var companies, aids, dids, eids []string
 	var started []time.Time
 	var codes []int
 	for _, i := range idx {
+		if reqs[i].dm.CompanyID == "" {
+			return tenant.ErrNoCompany
+		}
+		companies = append(companies, reqs[i].dm.CompanyID)
 		aids = append(aids, ids.New("wha"))
 		dids = append(dids, reqs[i].dm.DeliveryID)
 		eids = append(eids, reqs[i].dm.EndpointID)
 		started = append(started, reqs[i].started)
 		codes = append(codes, reqs[i].r.status)
 	}
-	if company == "" {
-		return tenant.ErrNoCompany
-	}
-	q := d.cfg.DB.QueryGen()
-	stmts := []string{
-		q.FormatQuery(setCompanySQL, company),
-		q.FormatQuery(`INSERT INTO webhook_attempts
-		(id, company_id, delivery_id, endpoint_id, started_at, finished_at, response_status_code, created_at)
-		SELECT v.aid, d.company_id, d.id, d.endpoint_id, v.started, ?0, v.code, ?0
-		FROM unnest(?1::text[], ?2::text[], ?3::timestamptz[], ?4::int[]) AS v(aid, id, started, code)
-		JOIN webhook_deliveries d ON d.id = v.id`,
-			now, pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(started), pgdialect.Array(codes)),
-		q.FormatQuery(`UPDATE webhook_deliveries AS d SET
-		status = CASE WHEN d.status = ?1 THEN ?2 ELSE d.status END,
-		completed_at = CASE WHEN d.status = ?1 THEN ?0 ELSE d.completed_at END,
-		next_attempt_at = CASE WHEN d.status = ?1 THEN NULL ELSE d.next_attempt_at END,
-		attempt_count = d.attempt_count + 1, last_attempt_at = v.started,
-		response_status_code = v.code, error = NULL, updated_at = ?0
-		FROM unnest(?3::text[], ?4::timestamptz[], ?5::int[]) AS v(id, started, code)
-		WHERE d.id = v.id`,
-			now, streams.StatusPending, streams.StatusSucceeded,
-			pgdialect.Array(dids), pgdialect.Array(started), pgdialect.Array(codes)),
-		q.FormatQuery(`UPDATE webhook_endpoints SET failing_since = NULL, access_lost_notified_at = NULL
-		WHERE id IN (?) AND (failing_since IS NOT NULL OR access_lost_notified_at IS NOT NULL)`,
-			bun.In(slices.Compact(slices.Sorted(slices.Values(eids))))),
-	}
-	// tx.Tx: the statements are formatted already; bun must not parse them again.
-	if _, err := tx.Tx.ExecContext(ctx, strings.Join(stmts, ";\n")); err != nil {
+	if _, err := tx.ExecContext(ctx, "SELECT oficina_dispatch_succeeded(?, ?, ?, ?, ?, ?, ?)",
+		pgdialect.Array(companies), pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(eids),
+		pgdialect.Array(started), pgdialect.Array(codes), now); err != nil {
 		return fmt.Errorf("record successes: %w", err)
 	}
 	return nil
