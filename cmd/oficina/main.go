@@ -53,6 +53,7 @@ func commands() []command {
 		{"relay", "republish events left unpublished; retention sweeper and mail sender", runRelay},
 		{"dispatch", "webhook dispatcher: deliver, retry, share DELIVERIES partitions with other dispatchers", runDispatch},
 		{"events", "events tail --company <id> [--type sale.*]: print a company's events as they arrive", runEvents},
+		{"hostile", "hostile input against a running oficina dev: cases by category, failures (make hostile)", runHostile},
 	}
 }
 

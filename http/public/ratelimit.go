@@ -19,8 +19,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*tenant.P
 		w.Header().Set("Retry-After", seconds(wait))
 		return nil, apierr.New(apierr.RateLimitExceeded)
 	}
+	// Two Authorization headers are two claims: a proxy may read the
+	// other one, so neither is taken.
+	auth := r.Header.Values("Authorization")
 	tok, err := tenant.BearerToken(r.Header.Get("Authorization"))
-	if err != nil {
+	if err != nil || len(auth) > 1 {
 		s.throttle.Failed(ip)
 		return nil, apierr.New(apierr.APIKeyInvalid)
 	}

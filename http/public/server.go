@@ -227,6 +227,9 @@ func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
 	if err := rt.access.check(p); err != nil {
 		return err
 	}
+	if err := wire.CheckQuery(r); err != nil {
+		return err
+	}
 	if rt.body {
 		if err := wire.CheckBody(w, r); err != nil {
 			return err

@@ -46,9 +46,11 @@ func isJSON(mt string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// Decode reads the whole body into v strictly: unknown fields, wrong types
-// and malformed timestamps are 422 naming the field; broken JSON or trailing
-// data is 400; an oversized body is 413. An empty body decodes as {}.
+// Decode reads the whole body into v strictly: unknown fields (also a
+// known name in another case), duplicate members, NUL characters, wrong
+// types and malformed timestamps are 422 naming the field; broken JSON or
+// trailing data is 400; an oversized body is 413. An empty body decodes as
+// {}.
 func Decode(r *http.Request, v any) error {
 	var buf []byte
 	if r.Body != nil {
@@ -76,8 +78,8 @@ func DecodeBytes(buf []byte, v any) error {
 	if t := bytes.TrimSpace(buf); t[0] != '{' {
 		return apierr.New(apierr.InvalidRequest)
 	}
-	if dup := duplicateKey(buf); dup != "" {
-		return apierr.Invalid(dup, "invalid_value")
+	if err := scan(buf, reflect.TypeOf(v)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(buf))
 	dec.DisallowUnknownFields()
@@ -139,55 +141,4 @@ func isNumber(t reflect.Type) bool {
 		return true
 	}
 	return false
-}
-
-// duplicateKey returns the path of the first object key that appears twice
-// in one object: JSON leaves duplicates undefined and encoding/json keeps the
-// last, which would let a proxy and this server read different requests.
-func duplicateKey(buf []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(buf))
-	type frame struct {
-		obj  bool
-		keys map[string]struct{}
-		key  string
-		want bool // next string token is a key
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &frame{obj: true, keys: map[string]struct{}{}, want: true})
-				continue
-			case '[':
-				stack = append(stack, &frame{})
-				continue
-			default:
-				stack = stack[:len(stack)-1]
-			}
-		case string:
-			if top != nil && top.obj && top.want {
-				if _, dup := top.keys[t]; dup {
-					return t
-				}
-				top.keys[t] = struct{}{}
-				top.key = t
-				top.want = false
-				continue
-			}
-		}
-		// A value completed: the enclosing object expects a key next.
-		if len(stack) > 0 && stack[len(stack)-1].obj {
-			stack[len(stack)-1].want = true
-		}
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -184,7 +185,11 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	}
 	s.public = &http.Server{Handler: s.publicHandler(pub), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
-	s.admin = &http.Server{Handler: s.adminHandler(adm, m), ReadHeaderTimeout: 10 * time.Second}
+	// The admin listener gets the public one's limits: without a read
+	// timeout a client sending its body a byte at a time holds a connection
+	// (and a goroutine) for as long as it likes.
+	s.admin = &http.Server{Handler: s.adminHandler(adm, m), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
 	pl, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("stack: listen %s: %w", cfg.HTTPAddr, err)
@@ -238,7 +243,15 @@ func (s *Stack) publicHandler(pub *public.Server) http.Handler {
 		// Outside /public/v1: the envelope, without request_id.
 		wire.WriteError(w, r, apierr.New(apierr.RouteNotFound))
 	})
-	return mux
+	// /public/v1 goes to the API as sent: ServeMux would answer an unclean
+	// path (//, ./, ../) with its own 307, without Request-Id or envelope.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == public.Prefix || strings.HasPrefix(r.URL.Path, public.Prefix+"/") {
+			pub.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func (s *Stack) adminHandler(adm *admin.Server, m *metrics.Metrics) http.Handler {

@@ -1,0 +1,22 @@
+// Package hostile is the black-box hostile-input run of issue 9 against a
+// running Oficina (`oficina dev`, `oficina serve`). It speaks only HTTP and
+// raw TCP: it reads the route table from the target's /openapi.json,
+// sets up two companies through the admin API and, for every route,
+// sends malformed and truncated JSON, wrong types, huge and negative
+// numbers, invalid UTF-8, NUL bytes, duplicate and unknown keys, bodies
+// of 1 MB + 1, broken media types, idempotency keys and credentials, ids
+// of the other company, broken query strings and methods, broken HTTP,
+// 10,000 headers and slow clients.
+//
+// The bar, checked on every case: no 5xx; every error in the envelope of
+// spec part 7 with the catalogue's status and type for its code and the
+// request id of its Request-Id header; the expected status and code; no
+// id of the other company in any answer; nothing written by a refused
+// request (the reads that would show the write are compared before and
+// after, and refused lead captures are captured again, which must not
+// deduplicate); and GET /me still answering afterwards (its rate before
+// and after is reported, not judged).
+//
+// `oficina hostile` runs it against a running server and `make hostile`
+// starts one; the package test runs it against an in-process stack.
+package hostile
