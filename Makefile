@@ -30,6 +30,10 @@ test-race: pg ## every test under the race detector
 bench: pg ## run the benchmark scenarios and print their figures
 	$(GO) run ./cmd/oficina bench
 
+.PHONY: chaos
+chaos: pg ## kill -9 and restart every part under load; nothing lost (CHAOS_DURATION, default 3m; CHAOS_SEED)
+	CHAOS_DURATION=$${CHAOS_DURATION:-3m} $(GO) test -count=1 -timeout 30m -run TestChaosNothingLost -v ./ops/chaos
+
 .PHONY: fuzz
 fuzz: pg ## run every fuzz target for FUZZTIME each (default 10s)
 	@ops/scripts/fuzz.sh
@@ -47,3 +51,18 @@ generate: ## regenerate error constants and docs/errors.md from the catalogue, a
 .PHONY: openapi
 openapi: ## write docs/openapi.json from the routes
 	$(GO) run ./cmd/oficina openapi > docs/openapi.json
+
+.PHONY: hostile
+hostile: pg ## hostile input against a fresh `oficina dev` on spare ports (database oficina_hostile)
+	@set -euo pipefail; dir=$$(mktemp -d); pid=; \
+	trap 'if [ -n "$$pid" ]; then kill $$pid 2>/dev/null || true; wait $$pid 2>/dev/null || true; fi; rm -rf $$dir' EXIT; \
+	$(GO) build -o $$dir/oficina ./cmd/oficina; \
+	export OFICINA_ADMIN_TOKEN=hostile-$$RANDOM$$RANDOM$$RANDOM OFICINA_DATA_DIR=$$dir; \
+	DATABASE_URL=$${HOSTILE_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/oficina_hostile?sslmode=disable} \
+	OFICINA_HTTP_ADDR=127.0.0.1:0 OFICINA_ADMIN_ADDR=127.0.0.1:0 OFICINA_NATS_PORT=-1 OFICINA_LOG_LEVEL=warn \
+	OFICINA_ALLOW_PRIVATE_DESTINATIONS=127.0.0.1/32 $$dir/oficina dev >$$dir/out 2>$$dir/log & pid=$$!; \
+	for _ in $$(seq 1 120); do grep -q '^admin API' $$dir/out && break; kill -0 $$pid 2>/dev/null || { tail -n 40 $$dir/log; exit 1; }; sleep 0.5; done; \
+	pub=$$(sed -n 's#^public API  *\(http://[^/ ]*\)/public/v1.*#\1#p' $$dir/out); \
+	adm=$$(sed -n 's#^admin API  *\(http://[^/ ]*\)/admin/v1.*#\1#p' $$dir/out); \
+	echo "hostile: oficina dev at $$pub (admin $$adm)"; \
+	$$dir/oficina hostile -url $$pub -admin-url $$adm || { echo "server log (last 40 lines):"; tail -n 40 $$dir/log; exit 1; }

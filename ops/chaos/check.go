@@ -1,0 +1,108 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/dispatch/lease"
+	"oficina/schema/db"
+	"oficina/streams/jsconfig"
+)
+
+// deliveryRow is what the check needs of a webhook_deliveries row.
+type deliveryRow struct {
+	id, company, event, status string
+	attempts                   int
+	err                        string
+	published                  bool
+	created                    time.Time
+}
+
+// readDeliveries reads every delivery of the run's database as its owner
+// (a superuser: row-level security does not hide other companies' rows).
+func readDeliveries(ctx context.Context, ownerURL string) ([]deliveryRow, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, ownerURL)
+	if err != nil {
+		return nil, fmt.Errorf("check: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(cctx, `SELECT id, company_id, event_id, status, attempt_count, coalesce(error, ''),
+		published_at IS NOT NULL, created_at FROM webhook_deliveries ORDER BY created_at`)
+	if err != nil {
+		return nil, fmt.Errorf("check: deliveries: %w", err)
+	}
+	var out []deliveryRow
+	for rows.Next() {
+		var d deliveryRow
+		if err := rows.Scan(&d.id, &d.company, &d.event, &d.status, &d.attempts, &d.err, &d.published, &d.created); err != nil {
+			return nil, fmt.Errorf("check: deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// freshDatabase drops and recreates database name on the server of
+// ownerURL and returns its URL.
+func freshDatabase(ctx context.Context, ownerURL, name string) (string, error) {
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		return "", err
+	}
+	maint := *u
+	maint.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, maint.String())
+	if err != nil {
+		return "", fmt.Errorf("fallback database: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return "", fmt.Errorf("fallback database: %w", err)
+	}
+	u.Path = "/" + name
+	if err := db.EnsureDatabase(ctx, u.String()); err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// diagnose describes the JetStream side when deliveries are missing: the
+// partition consumers and the dispatchers' lease bucket.
+func (r *run) diagnose(ctx context.Context) []string {
+	nc, err := nats.Connect(r.nats.url(), nats.Timeout(5*time.Second))
+	if err != nil {
+		return []string{"diagnose: " + err.Error()}
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return []string{"diagnose: " + err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var out []string
+	s, err := js.Stream(ctx, jsconfig.DeliveriesStream)
+	if err != nil {
+		return []string{"diagnose: stream DELIVERIES: " + err.Error()}
+	}
+	out = append(out, fmt.Sprintf("DELIVERIES: %d messages", s.CachedInfo().State.Msgs))
+	for ci := range s.ListConsumers(ctx).Info() {
+		out = append(out, fmt.Sprintf("consumer %s: pending %d, ack pending %d, redelivered %d, waiting pulls %d",
+			ci.Name, ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting))
+	}
+	kv, err := js.KeyValue(ctx, lease.Bucket)
+	if err != nil {
+		return append(out, "lease bucket "+lease.Bucket+": "+err.Error())
+	}
+	keys, err := kv.Keys(ctx)
+	out = append(out, fmt.Sprintf("lease bucket %s keys: %v %v", lease.Bucket, keys, err))
+	return out
+}
