@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"oficina/dispatch/lease"
 	"oficina/schema/ids"
@@ -84,5 +85,15 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 	if ctx.Err() != nil {
 		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
 	}
-	return d.records.do(ctx, attemptReq{dm: dm, started: started, r: r})
+	// The send is done: a record that fails (the database restarting) is
+	// retried while the message is still ours, since giving up would park
+	// the message and send the delivery again (found by ops/chaos).
+	req, sent := attemptReq{dm: dm, started: started, r: r}, time.Now()
+	out, err := d.records.do(ctx, req)
+	for wait := 100 * time.Millisecond; err != nil && ctx.Err() == nil && time.Since(sent) < d.cfg.AckWait/2; wait = min(2*wait, 2*time.Second) {
+		d.cfg.Log.Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)
+		sleepCtx(ctx, wait)
+		out, err = d.records.do(ctx, req)
+	}
+	return out, err
 }

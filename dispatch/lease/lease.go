@@ -57,14 +57,17 @@ type held struct {
 }
 
 // EnsureBucket creates the lease bucket, or binds to it when it exists;
-// keys expire ttl after their last write. Dispatchers starting together
+// keys expire ttl after their last write. It is kept on file: a memory
+// bucket does not survive the restart of a NATS server outside a cluster,
+// and the dispatchers, which create it only at start, could then never
+// take a partition again (found by ops/chaos). Dispatchers starting together
 // all call it: in a cluster, concurrent CreateOrUpdate calls of a
 // replicated bucket were seen to hang until their deadline (nats-server
 // 2.15), so each attempt is a bind or a plain create, bounded, retried.
 func EnsureBucket(ctx context.Context, js jetstream.JetStream, ttl time.Duration, replicas int) (jetstream.KeyValue, error) {
 	cfg := jetstream.KeyValueConfig{
 		Bucket: Bucket, Description: "dispatcher members and DELIVERIES partition leases",
-		TTL: ttl, History: 1, Replicas: max(replicas, 1), Storage: jetstream.MemoryStorage,
+		TTL: ttl, History: 1, Replicas: max(replicas, 1), Storage: jetstream.FileStorage,
 	}
 	var last error
 	for attempt := range 10 {

@@ -27,11 +27,17 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	if err != nil {
 		return nil, fmt.Errorf("stack: jetstream: %w", err)
 	}
-	kv, err := jsconfig.EnsureRateLimit(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas})
+	jcfg := jsconfig.Config{Replicas: cfg.StreamReplicas}
+	kv, err := jsconfig.EnsureRateLimit(ctx, js, jcfg)
 	if err != nil {
 		return nil, fmt.Errorf("stack: rate limits: %w", err)
 	}
-	return ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{}), nil
+	store := ratelimit.NewKV(kv)
+	store.Recreate = func(ctx context.Context) (jetstream.KeyValue, error) {
+		s.log.Warn("rate limits: bucket gone (NATS restarted?), recreating it")
+		return jsconfig.EnsureRateLimit(ctx, js, jcfg)
+	}
+	return ratelimit.New(store, ratelimit.Config{}), nil
 }
 
 // startSweeper runs the retention clean-ups of the API's own records

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -26,15 +29,52 @@ var ErrConflict = errors.New("ratelimit: state changed since it was read")
 // (see jsconfig.RateLimitBucket): Swap is a publish with an expected
 // last-subject-sequence, which the stream checks atomically.
 type KV struct {
-	kv jetstream.KeyValue
+	kv atomic.Pointer[jetstream.KeyValue]
+	// Recreate, when set, brings the bucket back when the server no longer
+	// has it: a memory bucket does not survive the restart of a NATS
+	// server outside a cluster, and without it every company would stay
+	// unlimited (the limiter fails open) until the API restarted.
+	Recreate func(context.Context) (jetstream.KeyValue, error)
+
+	mu        sync.Mutex // one recreation at a time
+	recreated time.Time
 }
 
 // NewKV returns a store over bucket kv.
-func NewKV(kv jetstream.KeyValue) *KV { return &KV{kv: kv} }
+func NewKV(kv jetstream.KeyValue) *KV {
+	s := &KV{}
+	s.kv.Store(&kv)
+	return s
+}
+
+// bucket is the current bucket; after an error showing it gone it is
+// recreated once.
+func (s *KV) bucket(ctx context.Context, err error) (jetstream.KeyValue, bool) {
+	if err == nil || s.Recreate == nil || !(errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrNoResponders)) {
+		return *s.kv.Load(), false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.recreated) < time.Second { // requests failing together: one recreation
+		return *s.kv.Load(), true
+	}
+	kv, rerr := s.Recreate(ctx)
+	if rerr != nil {
+		return *s.kv.Load(), false
+	}
+	s.recreated = time.Now()
+	s.kv.Store(&kv)
+	return kv, true
+}
 
 // Load implements Store.
 func (s *KV) Load(ctx context.Context, key string) ([]byte, uint64, error) {
-	e, err := s.kv.Get(ctx, key)
+	e, err := (*s.kv.Load()).Get(ctx, key)
+	if kv, again := s.bucket(ctx, err); again {
+		e, err = kv.Get(ctx, key)
+	}
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
@@ -51,16 +91,20 @@ func (s *KV) Swap(ctx context.Context, key string, state []byte, rev uint64) (ui
 		n   uint64
 		err error
 	)
-	if rev == 0 {
-		n, err = s.kv.Create(ctx, key, state)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return 0, ErrConflict
+	swap := func(kv jetstream.KeyValue) {
+		if rev == 0 {
+			n, err = kv.Create(ctx, key, state)
+		} else {
+			n, err = kv.Update(ctx, key, state, rev)
 		}
-	} else {
-		n, err = s.kv.Update(ctx, key, state, rev)
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, ErrConflict
-		}
+	}
+	swap(*s.kv.Load())
+	if kv, again := s.bucket(ctx, err); again {
+		swap(kv)
+	}
+	switch {
+	case rev == 0 && errors.Is(err, jetstream.ErrKeyExists), rev != 0 && errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return 0, ErrConflict
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ratelimit: swap %s: %w", key, err)
