@@ -28,7 +28,7 @@ const (
 	DefaultParkDelay         = 2 * time.Second
 	DefaultFailingParkSpread = 5 * time.Minute
 	DefaultFailingProbe      = 5 * time.Second
-	DefaultAckWait           = 60 * time.Second
+	DefaultAckWait           = 30 * time.Second
 	DefaultLeaseTTL          = 10 * time.Second
 	// DefaultEndpointQueue and DefaultCompanyQueue bound what waits in
 	// memory for a free slot; anything beyond is parked.
