@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"oficina/tenant"
 )
@@ -69,10 +70,11 @@ func (p *Publisher) Publish(ctx context.Context, rs []Recorded) error {
 	}
 	var errs []error
 	for co, ms := range byCompany {
-		err := tenant.Tx(ctx, p.db, co, func(ctx context.Context, tx bun.Tx) error {
-			return markPublished(ctx, tx, ms, p.now())
-		})
-		errs = append(errs, err)
+		// The mark is its own short transaction, sent in one message.
+		q, args := markStatements(ms, p.now())
+		if err := tenant.Exec(ctx, p.db, co, q, args...); err != nil {
+			errs = append(errs, fmt.Errorf("streams: mark published: %w", err))
+		}
 	}
 	return errors.Join(append(errs, pubErr)...)
 }
@@ -107,18 +109,33 @@ func publishAll(ctx context.Context, js jetstream.JetStream, msgs []outMsg) ([]o
 	return acked, errors.Join(errs...)
 }
 
-// markPublished records that ms are in JetStream. An event nobody
-// subscribed to has nothing more to do in Postgres (the firehose has it), so
-// its row is deleted; the others keep it for manual resends until the
-// retention sweep.
+// markPublished records, in tx, that ms are in JetStream (one round trip).
 func markPublished(ctx context.Context, tx bun.IDB, ms []outMsg, now time.Time) error {
-	// A mark lost in a crash only makes the relay publish again, which
-	// JetStream's duplicate window drops: no need to wait for the WAL flush,
-	// which would otherwise double the commits each write waits for.
-	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+	q, args := markStatements(ms, now)
+	if q == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("streams: mark published: %w", err)
 	}
-	var events, deliveries []string
+	return nil
+}
+
+// markStatements are the statements that record ms as in JetStream, for one
+// message; "" when there is nothing to mark. An event nobody subscribed to
+// has nothing more to do in Postgres (the firehose has it), so its row is
+// deleted; the others keep it for manual resends until the retention sweep.
+// Events and deliveries are marked by one statement (migration
+// plan_cached_writes).
+//
+// A mark lost in a crash only makes the relay publish again, which
+// JetStream's duplicate window drops: no need to wait for the WAL flush,
+// which would otherwise double the commits each write waits for.
+func markStatements(ms []outMsg, now time.Time) (string, []any) {
+	if len(ms) == 0 {
+		return "", nil
+	}
+	events, deliveries := []string{}, []string{}
 	for _, m := range ms {
 		if m.eventID != "" {
 			events = append(events, m.eventID)
@@ -126,20 +143,6 @@ func markPublished(ctx context.Context, tx bun.IDB, ms []outMsg, now time.Time) 
 			deliveries = append(deliveries, m.deliveryID)
 		}
 	}
-	if len(events) > 0 {
-		_, err := tx.NewRaw(`WITH gone AS (DELETE FROM event_outbox WHERE id IN (?) AND NOT has_deliveries)
-			UPDATE event_outbox SET published_at = ? WHERE id IN (?) AND has_deliveries AND published_at IS NULL`,
-			bun.In(events), now, bun.In(events)).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("streams: mark events published: %w", err)
-		}
-	}
-	if len(deliveries) > 0 {
-		_, err := tx.NewUpdate().Table("webhook_deliveries").Set("published_at = ?", now).
-			Where("id IN (?)", bun.In(deliveries)).Where("published_at IS NULL").Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("streams: mark deliveries published: %w", err)
-		}
-	}
-	return nil
+	return "SET LOCAL synchronous_commit = off;\nSELECT oficina_mark_published(?, ?, ?)",
+		[]any{pgdialect.Array(events), pgdialect.Array(deliveries), now}
 }

@@ -163,24 +163,20 @@ func build(w Write, c Change) (r Recorded, skip bool, err error) {
 
 // insertEvents stores the events and, in the same statement, finds the
 // company's enabled endpoints subscribed to each type ("*", the type, or its
-// family wildcard: the same rule as Matches). Endpoints added or enabled
-// later get nothing. One round trip when nobody is subscribed.
-const insertEvents = `
-WITH v AS (
-  SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) AS v(id, type, body)
-), m AS (
-  SELECT v.id AS event_id, e.id AS endpoint_id
-    FROM v JOIN webhook_endpoints e
-      ON e.company_id = ? AND e.status = 'enabled'
-     AND e.events && ARRAY['*', v.type, split_part(v.type, '.', 1) || '.*']
-), ins AS (
-  INSERT INTO event_outbox (id, company_id, type, body, occurred_at, has_deliveries, created_at)
-  SELECT v.id, ?, v.type, convert_to(v.body, 'UTF8'), ?, EXISTS (SELECT 1 FROM m WHERE m.event_id = v.id), ?
-    FROM v
-)
-SELECT event_id, endpoint_id FROM m ORDER BY endpoint_id`
+// family wildcard: the same rule as Matches) and creates their deliveries
+// (migration plan_cached_writes: a function, so its plan is kept). Endpoints
+// added or enabled later get nothing. Delivery ids come from a pool made in
+// Go, assigned in endpoint order; a match beyond the pool comes back without
+// an id and is inserted by a second statement, which a company with no more
+// endpoints than the pool never needs.
+const insertEvents = `SELECT event_id, endpoint_id, delivery_id FROM oficina_record_events(?, ?, ?, ?, ?, ?, ?)`
 
-// insert stores the events, then their deliveries (two statements at most).
+// deliveryPool is how many delivery ids insert makes per event ahead of
+// the statement: enough for the endpoints most companies have.
+const deliveryPool = 4
+
+// insert stores the events and their deliveries: one statement, unless a
+// company has more subscribed endpoints than the pool of ids.
 func insert(ctx context.Context, tx bun.IDB, w Write, rs []Recorded) error {
 	now := time.Now()
 	evIDs, types, bodies := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
@@ -189,26 +185,36 @@ func insert(ctx context.Context, tx bun.IDB, w Write, rs []Recorded) error {
 		evIDs[i], types[i], bodies[i] = rs[i].ID, rs[i].Type, string(rs[i].Body)
 		byID[rs[i].ID] = &rs[i]
 	}
-	var matches []struct {
-		EventID    string `bun:"event_id"`
-		EndpointID string `bun:"endpoint_id"`
+	pool := make([]string, deliveryPool*len(rs))
+	for i := range pool {
+		pool[i] = NewDeliveryID()
 	}
-	err := tx.NewRaw(insertEvents, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
-		w.CompanyID, w.CompanyID, w.At.UTC(), now).Scan(ctx, &matches)
+	var matches []struct {
+		EventID    string  `bun:"event_id"`
+		EndpointID string  `bun:"endpoint_id"`
+		DeliveryID *string `bun:"delivery_id"`
+	}
+	err := tx.NewRaw(insertEvents, w.CompanyID, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
+		pgdialect.Array(pool), w.At.UTC(), now).Scan(ctx, &matches)
 	if err != nil {
 		return fmt.Errorf("streams: record events: %w", err)
 	}
-	if len(matches) == 0 {
-		return nil
-	}
-	ds := make([]Delivery, 0, len(matches))
+	var rest []Delivery
 	for _, m := range matches {
 		r := byID[m.EventID]
-		d := RecordedDelivery{ID: NewDeliveryID(), EndpointID: m.EndpointID}
+		d := RecordedDelivery{EndpointID: m.EndpointID}
+		if m.DeliveryID != nil {
+			d.ID = *m.DeliveryID
+		} else {
+			d.ID = NewDeliveryID()
+			rest = append(rest, newDelivery(d, *r, KindEvent, now))
+		}
 		r.Deliveries = append(r.Deliveries, d)
-		ds = append(ds, newDelivery(d, *r, KindEvent, now))
 	}
-	if _, err := tx.NewInsert().Model(&ds).Exec(ctx); err != nil {
+	if len(rest) == 0 {
+		return nil
+	}
+	if _, err := tx.NewInsert().Model(&rest).Exec(ctx); err != nil {
 		return fmt.Errorf("streams: record deliveries: %w", err)
 	}
 	return nil

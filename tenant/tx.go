@@ -6,22 +6,100 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"oficina/schema/db"
 )
 
 // ErrNoCompany guards against running a company transaction without one.
 var ErrNoCompany = errors.New("tenant: no company id")
 
+// setCompany scopes the transaction to a company; true makes it local.
+const setCompany = "SELECT set_config('app.company_id', ?, true)"
+
 // Tx runs fn in one transaction scoped to companyID: app.company_id is set
 // for the transaction only, so row-level security admits that company's rows
 // and nothing else, whatever fn's queries say.
-func Tx(ctx context.Context, db bun.IDB, companyID string, fn func(ctx context.Context, tx bun.Tx) error) error {
+//
+// On a pool opened by db.Open the setting travels with BEGIN, in one round
+// trip; inside another transaction (a savepoint) or on another pool it is a
+// statement of its own.
+func Tx(ctx context.Context, idb bun.IDB, companyID string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return TxWith(ctx, idb, companyID, "", fn)
+}
+
+// TxWith is Tx whose transaction starts with first: complete, formatted
+// statements (no placeholders) run right after the company setting and in
+// the same message where the pool allows, so a statement that may refuse
+// the whole transaction — by failing — adds no round trip. Its error ends
+// the transaction before fn runs and is TxWith's error, wrapped.
+func TxWith(ctx context.Context, idb bun.IDB, companyID, first string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if companyID == "" {
 		return ErrNoCompany
 	}
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT set_config('app.company_id', ?, true)", companyID); err != nil {
-			return fmt.Errorf("tenant: set company: %w", err)
+	bdb, ok := idb.(*bun.DB)
+	if !ok {
+		return idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := set(ctx, tx, companyID, first); err != nil {
+				return err
+			}
+			return fn(ctx, tx)
+		})
+	}
+	begin := &db.BeginSQL{SQL: bdb.QueryGen().FormatQuery(setCompany, companyID)}
+	if first != "" {
+		begin.SQL += ";\n" + first
+	}
+	tx, err := bdb.BeginTx(db.WithBeginSQL(ctx, begin), nil)
+	if err != nil {
+		return fmt.Errorf("tenant: begin: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback()
 		}
-		return fn(ctx, tx)
-	})
+	}()
+	if !begin.Sent {
+		if err := set(ctx, tx, companyID, first); err != nil {
+			return err
+		}
+	}
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	done = true
+	return tx.Commit()
+}
+
+// set runs the company setting and first as statements of tx.
+func set(ctx context.Context, tx bun.Tx, companyID, first string) error {
+	if _, err := tx.ExecContext(ctx, setCompany, companyID); err != nil {
+		return fmt.Errorf("tenant: set company: %w", err)
+	}
+	if first == "" {
+		return nil
+	}
+	// Run as sent: bun formats only when there are arguments.
+	if _, err := tx.ExecContext(ctx, first); err != nil {
+		return fmt.Errorf("tenant: begin: %w", err)
+	}
+	return nil
+}
+
+// Exec runs statements — one, or several separated by semicolons, with
+// bun's ? placeholders for args — as one transaction scoped to companyID,
+// sent with the company setting in a single message: one round trip and no
+// BEGIN or COMMIT of its own, since PostgreSQL runs a multi-statement
+// message as one implicit transaction, all or nothing. For short writes
+// that read nothing back.
+func Exec(ctx context.Context, pool *bun.DB, companyID, statements string, args ...any) error {
+	if companyID == "" {
+		return ErrNoCompany
+	}
+	gen := pool.QueryGen()
+	q := gen.FormatQuery(setCompany, companyID) + ";\n" + gen.FormatQuery(statements, args...)
+	if _, err := pool.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("tenant: exec: %w", err)
+	}
+	return nil
 }

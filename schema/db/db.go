@@ -6,6 +6,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -36,14 +37,15 @@ type Options struct {
 }
 
 // Open returns a bun.DB on url using pgx's simple protocol (no prepared
-// statement cache, so it works behind transaction poolers too).
+// statement cache, so it works behind transaction poolers too). Its
+// connections honour WithBeginSQL.
 func Open(ctx context.Context, rawURL string, o Options) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("db: parse url: %w", err)
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	sqldb := stdlib.OpenDB(*cfg)
+	sqldb := sql.OpenDB(connector{stdlib.GetConnector(*cfg)})
 	if o.MaxOpenConns == 0 {
 		o.MaxOpenConns = 32
 	}

@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -136,6 +138,24 @@ func Claim(ctx context.Context, tx bun.IDB, companyID, key string) (bool, error)
 	return locked, nil
 }
 
+// ClaimFirst is Claim as the first statements of the write's transaction
+// (tenant.TxWith), sent with its BEGIN: no round trip of its own. When
+// another request holds the key the statements fail, the transaction ends
+// before it did anything, and InProgress reports the error.
+func ClaimFirst(companyID, key string) string {
+	return "SELECT oficina_idempotency_claim(" + strconv.FormatInt(lockID(companyID, key), 10) + ");\nSAVEPOINT " + savepoint
+}
+
+// inProgressCode is the SQLSTATE oficina_idempotency_claim raises.
+const inProgressCode = "OF409"
+
+// InProgress reports whether err is ClaimFirst's refusal: another request
+// with the key is running (409 idempotency_in_progress).
+func InProgress(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == inProgressCode
+}
+
 // Undo rolls tx back to the savepoint Claim set: what the write did is
 // gone, the key stays claimed, and tx is usable again even after a failed
 // statement.
@@ -152,26 +172,24 @@ var ErrLive = errors.New("idempotency: the key already has a stored answer")
 
 // Save stores rec in tx, replacing an expired record of the same key (its
 // 24 hours are over, so the key creates again). A live record in the way
-// is ErrLive, and tx stays usable.
+// is ErrLive, and tx stays usable. It runs on every idempotent write, so its
+// statement is a function whose plan PostgreSQL keeps (migration
+// plan_cached_writes).
 func Save(ctx context.Context, tx bun.IDB, rec *Record) error {
 	if rec.Header == nil {
 		rec.Header = http.Header{}
 	}
-	res, err := tx.NewInsert().Model(rec).
-		On("CONFLICT (company_id, idempotency_key) DO UPDATE").
-		Set("request_hash = EXCLUDED.request_hash, method = EXCLUDED.method, path = EXCLUDED.path").
-		Set("status = EXCLUDED.status, headers = EXCLUDED.headers, body = EXCLUDED.body").
-		Set("created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at").
-		Where("idempotency_record.expires_at <= EXCLUDED.created_at").
-		Exec(ctx)
+	headers, err := json.Marshal(rec.Header)
 	if err != nil {
 		return fmt.Errorf("idempotency: save: %w", err)
 	}
-	n, err := res.RowsAffected()
+	var saved bool
+	err = tx.NewRaw("SELECT oficina_idempotency_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key, rec.RequestHash,
+		rec.Method, rec.Path, rec.Status, string(headers), rec.Body, rec.CreatedAt, rec.ExpiresAt).Scan(ctx, &saved)
 	if err != nil {
 		return fmt.Errorf("idempotency: save: %w", err)
 	}
-	if n != 1 {
+	if !saved {
 		return ErrLive
 	}
 	return nil

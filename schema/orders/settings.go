@@ -94,14 +94,12 @@ func loadContext(ctx context.Context, tx bun.IDB, companyID string) (*companyCon
 
 // loadCreationContext is loadContext plus, in the same round trip, how many
 // of techs are active technicians of the company and the automatic
-// checklists of typeID (those without a type, and those of typeID).
+// checklists of typeID (those without a type, and those of typeID). It runs
+// on every creation, so its query is a function whose plan PostgreSQL keeps
+// (migration plan_cached_writes).
 func loadCreationContext(ctx context.Context, tx bun.IDB, companyID string, typeID *string, techs []string) (*companyContext, error) {
 	c := new(companyContext)
-	err := tx.NewRaw(`SELECT `+contextColumns+`,
-		(SELECT count(*) FROM members m WHERE m.company_id = c.id AND m.id = ANY (?) AND m.type = 'technician' AND m.status = 'active') AS technicians,
-		(SELECT COALESCE(jsonb_agg(jsonb_build_object('id', k.id, 'items', k.items) ORDER BY k.id), '[]')
-		   FROM service_order_checklists k WHERE k.company_id = c.id AND k.active AND (k.type_id IS NULL OR k.type_id = ?)) AS checklists`+
-		contextFrom, pgdialect.Array(techs), typeID, companyID).Scan(ctx, c)
+	err := tx.NewRaw(`SELECT * FROM oficina_order_context(?, ?, ?)`, companyID, pgdialect.Array(techs), typeID).Scan(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("orders: creation context: %w", err)
 	}

@@ -63,13 +63,11 @@ type companyContext struct {
 	DefaultAccountID   *string     `bun:"default_account_id"`
 }
 
+// loadContext reads it; every sale write does, so the query is a function
+// whose plan PostgreSQL keeps (migration plan_cached_writes).
 func loadContext(ctx context.Context, tx bun.IDB, companyID string) (*companyContext, error) {
 	c := new(companyContext)
-	err := tx.NewRaw(`SELECT c.plan, c.timezone, COALESCE(s.track_in_finance, true) AS track_in_finance,
-		s.monthly_sale_quota, COALESCE(s.sale_quota_unlimited, false) AS sale_quota_unlimited,
-		(SELECT a.id FROM finance_accounts a WHERE a.company_id = c.id AND a.is_default) AS default_account_id
-		FROM companies c LEFT JOIN sales_settings s ON s.company_id = c.id WHERE c.id = ?`, companyID).Scan(ctx, c)
-	if err != nil {
+	if err := tx.NewRaw(`SELECT * FROM oficina_sale_context(?)`, companyID).Scan(ctx, c); err != nil {
 		return nil, fmt.Errorf("sales: company settings: %w", err)
 	}
 	return c, nil
