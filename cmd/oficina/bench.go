@@ -10,13 +10,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -140,7 +138,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 		return nil, err
 	}
 	r.closers = append(r.closers, func() { os.RemoveAll(dataDir) })
-	dbURL, err := freshBenchDB(ctx, cfg.DatabaseURL, dbName)
+	dbURL, err := db.Recreate(ctx, cfg.DatabaseURL, dbName)
 	if err != nil {
 		return nil, err
 	}
@@ -215,30 +213,6 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 		Client:  &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}},
 		HookURL: recv.URL() + "/hook"}
 	return r, nil
-}
-
-// freshBenchDB drops and recreates the database name on the server of
-// ownerURL, so every run starts from the same empty database.
-func freshBenchDB(ctx context.Context, ownerURL, name string) (string, error) {
-	u, err := url.Parse(ownerURL)
-	if err != nil {
-		return "", err
-	}
-	maint := *u
-	maint.Path = "/postgres"
-	conn, err := pgx.Connect(ctx, maint.String())
-	if err != nil {
-		return "", fmt.Errorf("bench: connect: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return "", fmt.Errorf("bench: drop %s: %w", name, err)
-	}
-	u.Path = "/" + name
-	if err := db.EnsureDatabase(ctx, u.String()); err != nil {
-		return "", err
-	}
-	return u.String(), nil
 }
 
 // ceilings measures pgbench -N/-S at 32 clients and a bare JetStream

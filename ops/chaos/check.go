@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/dispatch/lease"
-	"oficina/schema/db"
 	"oficina/streams/jsconfig"
 )
 
@@ -48,30 +46,6 @@ func readDeliveries(ctx context.Context, ownerURL string) ([]deliveryRow, error)
 		out = append(out, d)
 	}
 	return out, rows.Err()
-}
-
-// freshDatabase drops and recreates database name on the server of
-// ownerURL and returns its URL.
-func freshDatabase(ctx context.Context, ownerURL, name string) (string, error) {
-	u, err := url.Parse(ownerURL)
-	if err != nil {
-		return "", err
-	}
-	maint := *u
-	maint.Path = "/postgres"
-	conn, err := pgx.Connect(ctx, maint.String())
-	if err != nil {
-		return "", fmt.Errorf("fallback database: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return "", fmt.Errorf("fallback database: %w", err)
-	}
-	u.Path = "/" + name
-	if err := db.EnsureDatabase(ctx, u.String()); err != nil {
-		return "", err
-	}
-	return u.String(), nil
 }
 
 // diagnose describes the JetStream side when deliveries are missing: the

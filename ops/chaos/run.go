@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"oficina/schema/db"
 )
 
 // Config configures a run. The zero value is the short run of `make test`.
@@ -265,7 +267,7 @@ func (r *run) startPostgres(ctx context.Context, rep *Report) error {
 	}
 	rep.PostgresSkipped = "no private PostgreSQL server (" + err.Error() + "): ran on the shared server, which is not restarted"
 	r.logf("%s", rep.PostgresSkipped)
-	r.dbURL, err = freshDatabase(ctx, r.cfg.FallbackDatabaseURL, "oficina_chaos")
+	r.dbURL, err = db.Recreate(ctx, r.cfg.FallbackDatabaseURL, "oficina_chaos")
 	return err
 }
 

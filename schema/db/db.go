@@ -108,6 +108,31 @@ func EnsureDatabase(ctx context.Context, ownerURL string) error {
 	return nil
 }
 
+// Recreate drops database name on the server of ownerURL (closing its
+// sessions) and creates it empty; it returns the new database's URL. For
+// scratch databases only: benchmarks and fault runs that must start clean.
+func Recreate(ctx context.Context, ownerURL, name string) (string, error) {
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		return "", fmt.Errorf("db: parse url: %w", err)
+	}
+	admin := *u
+	admin.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		return "", fmt.Errorf("db: connect to recreate %q: %w", name, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return "", fmt.Errorf("db: drop %q: %w", name, err)
+	}
+	u.Path = "/" + name
+	if err := EnsureDatabase(ctx, u.String()); err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
 // migrateLock serialises migrators across processes (several test binaries,
 // several replicas starting at once).
 const migrateLock = 0x0f1c1a
