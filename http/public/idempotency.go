@@ -81,7 +81,7 @@ func idempotencyKey(r *http.Request) (string, bool, error) {
 
 // idempotent runs a write sent with an Idempotency-Key in one company
 // transaction (docs/decisions/0010): claim the key (409 while another
-// request holds it) and run the handler on the bet that the key is new,
+// request holds it; the claim is sent with BEGIN) and run the handler on the bet that the key is new,
 // buffering its answer; then store the answer with the write and commit —
 // or, when an earlier request already stored one, roll this run back and
 // replay that answer (422 if it was another request). 4xx answers are
@@ -103,14 +103,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, p *tenant.Pr
 	call := &idemCall{companyID: p.CompanyID()}
 	res := &captured{header: http.Header{}}
 	var earlier *idempotency.Record
-	err = tenant.Tx(r.Context(), s.deps.DB, p.CompanyID(), func(ctx context.Context, tx bun.Tx) error {
-		locked, err := idempotency.Claim(ctx, tx, p.CompanyID(), key)
-		if err != nil {
-			return err
-		}
-		if !locked {
-			return apierr.New(apierr.IdempotencyInProgress)
-		}
+	// The claim travels with BEGIN: a key held by another request refuses
+	// the transaction before anything runs.
+	claim := idempotency.ClaimFirst(p.CompanyID(), key)
+	err = tenant.TxWith(r.Context(), s.deps.DB, p.CompanyID(), claim, func(ctx context.Context, tx bun.Tx) error {
 		call.tx = tx
 		s.f.Mux.ServeHTTP(res, r.WithContext(context.WithValue(ctx, idemKey{}, call)))
 		status := res.code()
@@ -149,6 +145,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, p *tenant.Pr
 		return err
 	})
 	switch {
+	case idempotency.InProgress(err):
+		return apierr.New(apierr.IdempotencyInProgress)
 	case errors.Is(err, errEarlier) && earlier != nil:
 		if !earlier.Matches(fp) {
 			return apierr.New(apierr.IdempotencyKeyReused)

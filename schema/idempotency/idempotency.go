@@ -179,13 +179,17 @@ func Save(ctx context.Context, tx bun.IDB, rec *Record) error {
 	if rec.Header == nil {
 		rec.Header = http.Header{}
 	}
+	body := rec.Body
+	if body == nil {
+		body = []byte{} // an empty body, not NULL
+	}
 	headers, err := json.Marshal(rec.Header)
 	if err != nil {
 		return fmt.Errorf("idempotency: save: %w", err)
 	}
 	var saved bool
 	err = tx.NewRaw("SELECT oficina_idempotency_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key, rec.RequestHash,
-		rec.Method, rec.Path, rec.Status, string(headers), rec.Body, rec.CreatedAt, rec.ExpiresAt).Scan(ctx, &saved)
+		rec.Method, rec.Path, rec.Status, string(headers), body, rec.CreatedAt, rec.ExpiresAt).Scan(ctx, &saved)
 	if err != nil {
 		return fmt.Errorf("idempotency: save: %w", err)
 	}
