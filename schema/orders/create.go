@@ -12,7 +12,6 @@ import (
 	"oficina/schema/appointments"
 	"oficina/schema/ids"
 	"oficina/schema/notify"
-	"oficina/schema/numbering"
 	"oficina/streams"
 )
 
@@ -110,11 +109,10 @@ func create(ctx context.Context, tx bun.IDB, w streams.Write, d *draft) (*Order,
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
 	checklist := c.checklistItems()
-	// The quota and number rows stay locked until commit: take them last.
-	if err := takeQuota(ctx, tx, w.CompanyID, c, w.At); err != nil {
-		return nil, err
-	}
-	n, err := numbering.Next(ctx, tx, w.CompanyID, NumberSequence)
+	// The quota and number rows stay locked until commit: take them last,
+	// right before the order row and its events (two statements, then the
+	// commit).
+	n, err := takeNumber(ctx, tx, w.CompanyID, c, w.At)
 	if err != nil {
 		return nil, err
 	}

@@ -139,23 +139,25 @@ func location(tz string) *time.Location {
 
 func quotaCounter(tz string, now time.Time) string { return "service_order_quota:" + month(tz, now) }
 
-// takeQuota counts one more order in this month's quota, refusing with 403
-// plan_limit_reached when the quota is used up. The counter row stays
-// locked until the write ends, so concurrent creations cannot overshoot, and
-// a rolled-back write gives its unit back.
-func takeQuota(ctx context.Context, tx bun.IDB, companyID string, c *companyContext, now time.Time) error {
+// takeNumber counts one more order in this month's quota, refusing with 403
+// plan_limit_reached when the quota is used up, and returns the order's
+// number: both counters in one statement. Their rows stay locked until the
+// write ends, so concurrent creations cannot overshoot the quota or share a
+// number, and a rolled-back write gives both back.
+func takeNumber(ctx context.Context, tx bun.IDB, companyID string, c *companyContext, now time.Time) (int64, error) {
 	q := c.quota()
-	if q == nil {
-		return nil
+	names := []string{NumberSequence}
+	if q != nil {
+		names = []string{quotaCounter(c.Timezone, now), NumberSequence}
 	}
-	n, err := numbering.Next(ctx, tx, companyID, quotaCounter(c.Timezone, now))
+	ns, err := numbering.NextAll(ctx, tx, companyID, names...)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if n > int64(*q) {
-		return apierr.New(apierr.PlanLimitReached)
+	if q != nil && ns[0] > int64(*q) {
+		return 0, apierr.New(apierr.PlanLimitReached)
 	}
-	return nil
+	return ns[len(ns)-1], nil
 }
 
 // SettingsView is the admin API's order settings.

@@ -142,12 +142,11 @@ func Lookup(ctx context.Context, tx bun.IDB, productIDs, variationIDs []string) 
 	if variationIDs == nil {
 		variationIDs = []string{}
 	}
+	// A function, so PostgreSQL keeps the plan of a query every sale runs
+	// (migration plan_cached_counters_stock).
 	var rows []Product
-	err := tx.NewSelect().Model(&rows).ColumnExpr("p.*").
-		ColumnExpr("EXISTS (SELECT 1 FROM product_variations x WHERE x.product_id = p.id) AS has_variations").
-		ColumnExpr("(SELECT coalesce(json_agg(x), '[]') FROM product_variations x WHERE x.product_id = p.id AND x.id = ANY(?)) AS picked",
-			pgdialect.Array(variationIDs)).
-		Where("p.id IN (?)", bun.In(productIDs)).Scan(ctx)
+	err := tx.NewRaw("SELECT * FROM oficina_product_lookup(?, ?)", pgdialect.Array(productIDs), pgdialect.Array(variationIDs)).
+		Scan(ctx, &rows)
 	if err != nil {
 		return nil, nil, fmt.Errorf("products: lookup: %w", err)
 	}

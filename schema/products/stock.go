@@ -3,13 +3,12 @@ package products
 import (
 	"cmp"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
@@ -119,28 +118,32 @@ func Move(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, rea
 }
 
 // Apply is Move without storing the movements: the caller inserts them
-// (sales batch them with the rest of their write).
+// (sales batch them with the rest of their write). The stock rows are
+// changed in Merge's order by one call of a function (migration
+// plan_cached_counters_stock): one round trip, and a plan PostgreSQL keeps.
 func Apply(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]Movement, error) {
 	deltas = Merge(deltas)
-	out := make([]Movement, 0, len(deltas))
-	for _, d := range deltas {
-		var bal int64
-		var err error
-		if d.VariationID != nil {
-			err = tx.NewRaw("UPDATE product_variations SET stock_quantity = stock_quantity + ? WHERE id = ? AND product_id = ? RETURNING stock_quantity",
-				d.Quantity, *d.VariationID, d.ProductID).Scan(ctx, &bal)
-		} else {
-			err = tx.NewRaw("UPDATE products SET stock_quantity = stock_quantity + ? WHERE id = ? RETURNING stock_quantity",
-				d.Quantity, d.ProductID).Scan(ctx, &bal)
-		}
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("products: move stock: %w", err)
-		}
+	if len(deltas) == 0 {
+		return []Movement{}, nil
+	}
+	pids, vids, qs := make([]string, len(deltas)), make([]*string, len(deltas)), make([]int64, len(deltas))
+	for i, d := range deltas {
+		pids[i], vids[i], qs[i] = d.ProductID, d.VariationID, d.Quantity
+	}
+	var rows []struct {
+		Ord     int   `bun:"ord"`
+		Balance int64 `bun:"balance"`
+	}
+	err := tx.NewRaw("SELECT ord, balance FROM oficina_move_stock(?, ?, ?)",
+		pgdialect.Array(pids), pgdialect.Array(vids), pgdialect.Array(qs)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("products: move stock: %w", err)
+	}
+	out := make([]Movement, 0, len(rows))
+	for _, r := range rows {
+		d := deltas[r.Ord-1]
 		out = append(out, Movement{ID: ids.New("stk"), CompanyID: companyID, ProductID: d.ProductID, VariationID: d.VariationID,
-			Quantity: d.Quantity, BalanceAfter: bal, Reason: reason, SaleID: saleID, CreatedAt: now})
+			Quantity: d.Quantity, BalanceAfter: r.Balance, Reason: reason, SaleID: saleID, CreatedAt: now})
 	}
 	return out, nil
 }
