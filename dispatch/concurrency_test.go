@@ -68,7 +68,7 @@ func TestCapsPerEndpointAndCompanyAtReceiver(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	co := company(t, tenant.PlanSupra)
-	var eps []*webhooks.Endpoint
+	var eps []*webhooks.Row
 	for i := range 3 {
 		eps = append(eps, newEndpoint(t, co, fmt.Sprintf("%s/e%d", srv.URL, i), webhooks.Subscriber{MemberID: co.Owner.ID}))
 	}

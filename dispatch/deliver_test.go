@@ -28,7 +28,7 @@ func TestDeliverySignedWithStandardWebhooksHeaders(t *testing.T) {
 	srv, got := receiver(t, status(http.StatusNoContent))
 	co := company(t, tenant.PlanSupra)
 	ep := newEndpoint(t, co, srv.URL+"/hook", webhooks.Subscriber{MemberID: co.Owner.ID})
-	var rotated *webhooks.Endpoint
+	var rotated *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		rotated, err = webhooks.RotateSecret(ctx, tx, ep.ID, time.Hour, func([]string) error { return nil }, time.Now())

@@ -47,7 +47,7 @@ func TestDispatchFigures(t *testing.T) {
 	})
 	type target struct {
 		co *testkit.Company
-		ep *webhooks.Endpoint
+		ep *webhooks.Row
 	}
 	var ts []target
 	for i := range 20 {

@@ -171,12 +171,12 @@ type anyURL struct{}
 func (anyURL) CheckURL(context.Context, string) error { return nil }
 
 // newEndpoint registers an endpoint to url for sub, subscribed to "*".
-func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Subscriber) *webhooks.Endpoint {
+func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Subscriber) *webhooks.Row {
 	t.Helper()
-	var e *webhooks.Endpoint
+	var e *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.Input{URL: url, Events: []string{"*"}}, sub,
+		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []string{"*"}}, sub,
 			func([]string) error { return nil }, anyURL{}, time.Now())
 		return err
 	})
@@ -185,7 +185,7 @@ func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Sub
 
 // enqueue records an event of eventType with one delivery to ep and
 // publishes it on DELIVERIES, as the API does after commit.
-func (e *env) enqueue(t *testing.T, co *testkit.Company, ep *webhooks.Endpoint, eventType string) streams.DeliveryMessage {
+func (e *env) enqueue(t *testing.T, co *testkit.Company, ep *webhooks.Row, eventType string) streams.DeliveryMessage {
 	t.Helper()
 	dm := recordDelivery(t, co, ep, eventType)
 	e.publish(t, dm)
@@ -194,7 +194,7 @@ func (e *env) enqueue(t *testing.T, co *testkit.Company, ep *webhooks.Endpoint, 
 
 // recordDelivery stores an event and its delivery to ep (the write's
 // transaction), without publishing.
-func recordDelivery(t *testing.T, co *testkit.Company, ep *webhooks.Endpoint, eventType string) streams.DeliveryMessage {
+func recordDelivery(t *testing.T, co *testkit.Company, ep *webhooks.Row, eventType string) streams.DeliveryMessage {
 	t.Helper()
 	obj, _ := json.Marshal(map[string]string{"object": "sale", "id": "sale_test"})
 	ev, body, err := envelope.Build(envelope.Params{Type: eventType, OrganizationID: co.Company.ID, OccurredAt: time.Now(), Object: obj})
@@ -249,9 +249,9 @@ func attempts(t *testing.T, co *testkit.Company, id string) []streams.Attempt {
 	return as
 }
 
-func endpointRow(t *testing.T, co *testkit.Company, id string) webhooks.Endpoint {
+func endpointRow(t *testing.T, co *testkit.Company, id string) webhooks.Row {
 	t.Helper()
-	var e webhooks.Endpoint
+	var e webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
 	})

@@ -42,12 +42,12 @@ func (anyURL) CheckURL(context.Context, string) error { return nil }
 func allow([]string) error { return nil }
 
 // endpoint registers an endpoint subscribed to events (disabled when asked).
-func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string) *webhooks.Endpoint {
+func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string) *webhooks.Row {
 	t.Helper()
-	var e *webhooks.Endpoint
+	var e *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.Input{URL: "https://hooks.example.com/in", Events: events},
+		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in", Events: events},
 			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, time.Now())
 		if err == nil && !enabled {
 			e, err = webhooks.Disable(ctx, tx, e.ID, time.Now())

@@ -27,7 +27,7 @@ func dashboard(companyID string, now time.Time) streams.Write {
 }
 
 func createClient(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[clients.Input](r)
+	in, err := decode[clients.ClientCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -47,7 +47,7 @@ func getClient(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time
 }
 
 func updateClient(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[clients.Patch](r)
+	in, err := decode[clients.ClientUpdate](r)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -18,7 +18,7 @@ func (s *Server) recordRoutes() {
 }
 
 func createQuote(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[quotes.Input](r)
+	in, err := decode[quotes.QuoteCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -116,7 +116,7 @@ func listStockMovements(ctx context.Context, tx bun.Tx, r *http.Request, _ strin
 }
 
 func createService(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[products.ServiceInput](r)
+	in, err := decode[products.ServiceCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -136,7 +136,7 @@ func getService(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ tim
 }
 
 func updateService(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[products.ServiceInput](r)
+	in, err := decode[products.ServiceCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -166,7 +166,7 @@ func createAccount(ctx context.Context, tx bun.Tx, r *http.Request, companyID st
 
 func listAccounts(ctx context.Context, tx bun.Tx, _ *http.Request, _ string, _ time.Time) (int, any, error) {
 	as, err := finance.ListAccounts(ctx, tx)
-	return http.StatusOK, page.List[finance.AccountView]{Object: "list", Data: as}, err
+	return http.StatusOK, page.List[finance.Account]{Object: "list", Data: as}, err
 }
 
 func getSalesSettings(ctx context.Context, tx bun.Tx, _ *http.Request, companyID string, _ time.Time) (int, any, error) {
@@ -186,7 +186,7 @@ func updateSalesSettings(ctx context.Context, tx bun.Tx, r *http.Request, compan
 // dashboardSale is a sale made in the dashboard: the create body, plus the
 // monthly contract that generated it.
 type dashboardSale struct {
-	sales.CreateSaleInput
+	sales.SaleCreate
 	ContractID *string `json:"contract_id"`
 }
 
@@ -198,7 +198,7 @@ func createDashboardSale(ctx context.Context, tx bun.Tx, r *http.Request, compan
 	if in.ContractID != nil && *in.ContractID == "" {
 		return 0, nil, apierr.Invalid("contract_id", "invalid_value")
 	}
-	sale, err := sales.Create(ctx, tx, dashboardWrite(companyID, now), in.CreateSaleInput, sales.CreateOptions{ContractID: in.ContractID})
+	sale, err := sales.Create(ctx, tx, dashboardWrite(companyID, now), in.SaleCreate, sales.CreateOptions{ContractID: in.ContractID})
 	if err != nil {
 		return 0, nil, err
 	}

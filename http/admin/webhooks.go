@@ -61,7 +61,7 @@ func dashboardMember(ctx context.Context, tx bun.Tx, id string) (webhooks.Subscr
 
 type endpointCreateBody struct {
 	MemberID string `json:"member_id"`
-	webhooks.Input
+	webhooks.WebhookEndpointCreate
 }
 
 func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
@@ -77,7 +77,7 @@ func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request,
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Create(ctx, tx, companyID, in.Input, sub, access, guard, now)
+	e, err := webhooks.Create(ctx, tx, companyID, in.WebhookEndpointCreate, sub, access, guard, now)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request,
 
 type endpointPatchBody struct {
 	MemberID string `json:"member_id"`
-	webhooks.Patch
+	webhooks.WebhookEndpointUpdate
 }
 
 func (s *Server) updateEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
@@ -105,7 +105,7 @@ func (s *Server) updateEndpoint(ctx context.Context, tx bun.Tx, r *http.Request,
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Update(ctx, tx, r.PathValue("id"), in.Patch, sub, access, guard, now)
+	e, err := webhooks.Update(ctx, tx, r.PathValue("id"), in.WebhookEndpointUpdate, sub, access, guard, now)
 	if err != nil {
 		return 0, nil, err
 	}

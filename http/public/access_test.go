@@ -306,7 +306,7 @@ func TestPanicInsideTransactionWritesNothing(t *testing.T) {
 		})
 	}()
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		n, err := tx.NewSelect().Model((*orders.Type)(nil)).Count(ctx)
+		n, err := tx.NewSelect().Model((*orders.ServiceOrderType)(nil)).Count(ctx)
 		if err == nil && n != 0 {
 			err = errors.New("half-written type survived the panic")
 		}

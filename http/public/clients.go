@@ -9,9 +9,9 @@ import (
 	"oficina/schema/clients"
 )
 
-func (s *Server) getClient(c fuego.ContextNoBody) (clients.View, error) {
+func (s *Server) getClient(c fuego.ContextNoBody) (clients.Client, error) {
 	p := principal(c.Context())
-	var out clients.View
+	var out clients.Client
 	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		cl, err := clients.Get(ctx, tx, c.PathParam("id"))
 		if err == nil {

@@ -18,10 +18,10 @@ func TestGetClientAndOtherCompaniesIDs(t *testing.T) {
 	api := testkit.NewAPI(t, testkit.APIOptions{})
 	a := testkit.NewCompany(t, tenant.CompanyInput{})
 	b := testkit.NewCompany(t, tenant.CompanyInput{})
-	var cl *clients.Client
+	var cl *clients.Row
 	a.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		cl, err = clients.Create(ctx, tx, a.Company.ID, clients.Input{Name: "Maria", Email: testkit.Ptr("Maria@Example.com"), Phone: testkit.Ptr("(11) 98765-4321")}, time.Now())
+		cl, err = clients.Create(ctx, tx, a.Company.ID, clients.ClientCreate{Name: "Maria", Email: testkit.Ptr("Maria@Example.com"), Phone: testkit.Ptr("(11) 98765-4321")}, time.Now())
 		return err
 	})
 	r := api.Do(t, testkit.Req{Method: "GET", Path: "/clients/" + cl.ID, Key: a.OwnerKey(t, "clients:read")})

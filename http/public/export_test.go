@@ -42,7 +42,7 @@ type TestWriteBody struct {
 
 // TestWriteView is its answer.
 type TestWriteView struct {
-	clients.View
+	clients.Client
 	Secret string `json:"secret"`
 }
 
@@ -74,7 +74,7 @@ func (tw *TestWrites) create(s *Server) func(c fuego.ContextWithBody[TestWriteBo
 		}
 		var out TestWriteView
 		err := s.write(ctx, principal(ctx), func(ctx context.Context, tx bun.Tx, w streams.Write) error {
-			in := clients.Input{Name: b.Name}
+			in := clients.ClientCreate{Name: b.Name}
 			if b.Email != "" {
 				in.Email = &b.Email
 			}
@@ -85,7 +85,7 @@ func (tw *TestWrites) create(s *Server) func(c fuego.ContextWithBody[TestWriteBo
 			if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: cl.View()}); err != nil {
 				return err
 			}
-			out = TestWriteView{View: cl.View(), Secret: "whsec_shown_once"}
+			out = TestWriteView{Client: cl.View(), Secret: "whsec_shown_once"}
 			if b.Fail == "swallowed" {
 				return errors.New("test: write failed after inserting")
 			}

@@ -87,7 +87,7 @@ func (e *idemEnv) post(t *testing.T, key string, body any, hdr ...string) *testk
 func (e *idemEnv) written(t *testing.T, name string) (records, events int) {
 	t.Helper()
 	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		n, err := tx.NewSelect().Model((*clients.Client)(nil)).Where("name = ?", name).Count(ctx)
+		n, err := tx.NewSelect().Model((*clients.Row)(nil)).Where("name = ?", name).Count(ctx)
 		if err != nil {
 			return err
 		}

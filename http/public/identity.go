@@ -99,13 +99,13 @@ func (s *Server) listTeam(c fuego.ContextNoBody) (page.List[TeamMember], error) 
 	return out, err
 }
 
-func (s *Server) listServiceOrderTypes(c fuego.ContextNoBody) (page.List[orders.Type], error) {
+func (s *Server) listServiceOrderTypes(c fuego.ContextNoBody) (page.List[orders.ServiceOrderType], error) {
 	p := principal(c.Context())
 	pg, err := page.Parse(c.Request().URL.Query())
 	if err != nil {
-		return page.List[orders.Type]{}, err
+		return page.List[orders.ServiceOrderType]{}, err
 	}
-	var out page.List[orders.Type]
+	var out page.List[orders.ServiceOrderType]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = orders.ListTypes(ctx, tx, pg)
 		return err

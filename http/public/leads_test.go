@@ -63,7 +63,7 @@ func countClients(t *testing.T, co *testkit.Company) int {
 	var n int64
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		n, err = tx.NewSelect().Model((*clients.Client)(nil)).Count(ctx)
+		n, err = tx.NewSelect().Model((*clients.Row)(nil)).Count(ctx)
 		return err
 	})
 	return int(n)
@@ -239,7 +239,7 @@ func TestLeadRequestDocMatches(t *testing.T) {
 		}
 		return out
 	}
-	if doc, real := names(public.LeadRequest{}), names(leads.Request{}); !reflect.DeepEqual(doc, real) {
+	if doc, real := names(public.LeadRequest{}), names(leads.LeadCaptureCreate{}); !reflect.DeepEqual(doc, real) {
 		t.Fatalf("documented %v, decoded %v", doc, real)
 	}
 }

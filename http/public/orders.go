@@ -21,17 +21,17 @@ import (
 // null from omitted) and convert the answers.
 type (
 	// ServiceOrder is an order as GET returns it.
-	ServiceOrder orders.View
+	ServiceOrder orders.ServiceOrder
 	// ServiceOrderCreate is the body of POST /service_orders.
-	ServiceOrderCreate orders.CreateInput
+	ServiceOrderCreate orders.ServiceOrderCreate
 	// ServiceOrderUpdate is the body of PATCH /service_orders/{id}.
-	ServiceOrderUpdate orders.UpdateInput
+	ServiceOrderUpdate orders.ServiceOrderUpdate
 	// ServiceOrderStatus is the body of POST /service_orders/{id}/status.
-	ServiceOrderStatus orders.StatusInput
+	ServiceOrderStatus orders.ServiceOrderStatusChange
 	// ServiceOrderComplete is the body of POST /service_orders/{id}/complete.
-	ServiceOrderComplete orders.CompleteInput
+	ServiceOrderComplete orders.ServiceOrderComplete
 	// ServiceOrderFromQuote is the body of POST /service_orders/from_quote.
-	ServiceOrderFromQuote orders.FromQuoteInput
+	ServiceOrderFromQuote orders.ServiceOrderFromQuote
 	// ServiceOrderAction is the body of start and cancel: nothing, or {}.
 	ServiceOrderAction struct{}
 )
@@ -73,7 +73,7 @@ func orderFilterParams() func(*fuego.BaseRoute) {
 }
 
 // orderWrite runs one write that yields an order.
-func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error)) (ServiceOrder, error) {
+func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error)) (ServiceOrder, error) {
 	var out ServiceOrder
 	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		o, err := fn(ctx, tx, w)
@@ -87,7 +87,7 @@ func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ct
 
 func (s *Server) createServiceOrder(c fuego.ContextWithBody[ServiceOrderCreate]) (ServiceOrder, error) {
 	p := principal(c.Context())
-	var in orders.CreateInput
+	var in orders.ServiceOrderCreate
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return ServiceOrder{}, err
 	}
@@ -99,14 +99,14 @@ func (s *Server) createServiceOrder(c fuego.ContextWithBody[ServiceOrderCreate])
 			return ServiceOrder{}, err
 		}
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Create(ctx, tx, w, in)
 	})
 }
 
 func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[ServiceOrderFromQuote]) (ServiceOrder, error) {
 	p := principal(c.Context())
-	var in orders.FromQuoteInput
+	var in orders.ServiceOrderFromQuote
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return ServiceOrder{}, err
 	}
@@ -121,7 +121,7 @@ func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[ServiceOrderFromQ
 	if err := p.Require(perms...); err != nil {
 		return ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.FromQuote(ctx, tx, w, in)
 	})
 }
@@ -164,22 +164,22 @@ func (s *Server) listServiceOrders(c fuego.ContextNoBody) (page.List[ServiceOrde
 
 func (s *Server) updateServiceOrder(c fuego.ContextWithBody[ServiceOrderUpdate]) (ServiceOrder, error) {
 	p := principal(c.Context())
-	var in orders.UpdateInput
+	var in orders.ServiceOrderUpdate
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Update(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
 
 func (s *Server) setServiceOrderStatus(c fuego.ContextWithBody[ServiceOrderStatus]) (ServiceOrder, error) {
 	p := principal(c.Context())
-	var in orders.StatusInput
+	var in orders.ServiceOrderStatusChange
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.SetStatus(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -189,7 +189,7 @@ func (s *Server) startServiceOrder(c fuego.ContextWithBody[ServiceOrderAction]) 
 	if err := wire.Decode(c.Request(), &ServiceOrderAction{}); err != nil {
 		return ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Start(ctx, tx, w, c.PathParam("id"))
 	})
 }
@@ -199,14 +199,14 @@ func (s *Server) cancelServiceOrder(c fuego.ContextWithBody[ServiceOrderAction])
 	if err := wire.Decode(c.Request(), &ServiceOrderAction{}); err != nil {
 		return ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Cancel(ctx, tx, w, c.PathParam("id"))
 	})
 }
 
 func (s *Server) completeServiceOrder(c fuego.ContextWithBody[ServiceOrderComplete]) (ServiceOrder, error) {
 	p := principal(c.Context())
-	var in orders.CompleteInput
+	var in orders.ServiceOrderComplete
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return ServiceOrder{}, err
 	}
@@ -215,7 +215,7 @@ func (s *Server) completeServiceOrder(c fuego.ContextWithBody[ServiceOrderComple
 			return ServiceOrder{}, err
 		}
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Order, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Complete(ctx, tx, w, c.PathParam("id"), in)
 	})
 }

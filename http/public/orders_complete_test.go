@@ -119,7 +119,7 @@ func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	viewer := e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
 		Permissions: &tenant.MemberPermissions{"service_orders": {"read", "update"}}})
 	memberKey := e.co.Key(t, viewer, append([]string{"finance:create"}, orderPerms...)...).Secret
-	var acc *finance.Account
+	var acc *finance.AccountRow
 	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		acc, err = finance.CreateAccount(ctx, tx, e.co.Company.ID, "Caixa", true, e.co.Company.CreatedAt)

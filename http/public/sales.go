@@ -81,8 +81,8 @@ func requireFinance(p *tenant.Principal, fr sales.FinanceRequest, accountPerms .
 }
 
 // saleWrite runs one write that yields a sale and renders it for the caller.
-func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Sale, error)) (sales.SaleView, error) {
-	var out sales.SaleView
+func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error)) (sales.Sale, error) {
+	var out sales.Sale
 	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		sale, err := fn(ctx, tx, w)
 		if err == nil {
@@ -93,49 +93,49 @@ func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx
 	return out, err
 }
 
-func (s *Server) createSale(c fuego.ContextWithBody[sales.CreateSaleInput]) (sales.SaleView, error) {
+func (s *Server) createSale(c fuego.ContextWithBody[sales.SaleCreate]) (sales.Sale, error) {
 	p := principal(c.Context())
-	var in sales.CreateSaleInput
+	var in sales.SaleCreate
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return sales.SaleView{}, err
+		return sales.Sale{}, err
 	}
 	if err := requireFinance(p, in.Finance(), "finance:read", "finance:create"); err != nil {
-		return sales.SaleView{}, err
+		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Sale, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
 		return sales.Create(ctx, tx, w, in, sales.CreateOptions{})
 	})
 }
 
-func (s *Server) convertQuoteToSale(c fuego.ContextWithBody[sales.ConvertQuoteInput]) (sales.SaleView, error) {
+func (s *Server) convertQuoteToSale(c fuego.ContextWithBody[sales.QuoteConversion]) (sales.Sale, error) {
 	p := principal(c.Context())
-	var in sales.ConvertQuoteInput
+	var in sales.QuoteConversion
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return sales.SaleView{}, err
+		return sales.Sale{}, err
 	}
 	if err := p.Require("sales:create"); err != nil {
-		return sales.SaleView{}, err
+		return sales.Sale{}, err
 	}
 	if err := requireFinance(p, in.Finance(), "finance:create"); err != nil {
-		return sales.SaleView{}, err
+		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Sale, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
 		return sales.ConvertQuote(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
 
-func (s *Server) getSale(c fuego.ContextNoBody) (sales.SaleView, error) {
+func (s *Server) getSale(c fuego.ContextNoBody) (sales.Sale, error) {
 	p := principal(c.Context())
 	fin := financeVisible(p)
 	if !fin && callOf(c.Context(), p.CompanyID()) == nil {
 		// The common read is one statement (no finance rows to join).
 		sale, err := sales.Read(c.Context(), s.deps.DB, p.CompanyID(), c.PathParam("id"))
 		if err != nil {
-			return sales.SaleView{}, err
+			return sales.Sale{}, err
 		}
 		return sale.View(false), nil
 	}
-	var out sales.SaleView
+	var out sales.Sale
 	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		sale, err := sales.Load(ctx, tx, c.PathParam("id"), sales.LoadOptions{Finance: fin})
 		if err == nil {
@@ -146,18 +146,18 @@ func (s *Server) getSale(c fuego.ContextNoBody) (sales.SaleView, error) {
 	return out, err
 }
 
-func (s *Server) listSales(c fuego.ContextNoBody) (page.List[sales.SaleView], error) {
+func (s *Server) listSales(c fuego.ContextNoBody) (page.List[sales.Sale], error) {
 	p := principal(c.Context())
 	q := c.Request().URL.Query()
 	pg, err := page.Parse(q)
 	if err != nil {
-		return page.List[sales.SaleView]{}, err
+		return page.List[sales.Sale]{}, err
 	}
 	f, err := sales.ParseFilter(q)
 	if err != nil {
-		return page.List[sales.SaleView]{}, err
+		return page.List[sales.Sale]{}, err
 	}
-	var out page.List[sales.SaleView]
+	var out page.List[sales.Sale]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = sales.List(ctx, tx, pg, f, financeVisible(p))
 		return err
@@ -165,13 +165,13 @@ func (s *Server) listSales(c fuego.ContextNoBody) (page.List[sales.SaleView], er
 	return out, err
 }
 
-func (s *Server) updateSale(c fuego.ContextWithBody[sales.SalePatch]) (sales.SaleView, error) {
+func (s *Server) updateSale(c fuego.ContextWithBody[sales.SaleUpdate]) (sales.Sale, error) {
 	p := principal(c.Context())
-	var in sales.SalePatch
+	var in sales.SaleUpdate
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return sales.SaleView{}, err
+		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Sale, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
 		sale, err := sales.Update(ctx, tx, w, c.PathParam("id"), in)
 		if err == nil && financeVisible(p) {
 			err = sales.LoadFinance(ctx, tx, sale)

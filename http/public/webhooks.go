@@ -88,15 +88,15 @@ func subscriber(p *tenant.Principal) webhooks.Subscriber {
 	return webhooks.Subscriber{MemberID: p.Member.ID, KeyID: p.Key.ID}
 }
 
-func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointCreate]) (webhooks.EndpointView, error) {
+func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointCreate]) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
-	var in webhooks.Input
+	var in webhooks.WebhookEndpointCreate
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.EndpointView{}, err
+		return webhooks.WebhookEndpoint{}, err
 	}
 	// The secret is shown once: an idempotent replay answers without it.
 	omitOnReplay(c.Context(), "secret")
-	var out webhooks.EndpointView
+	var out webhooks.WebhookEndpoint
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		e, err := webhooks.Create(ctx, tx, p.CompanyID(), in, subscriber(p), webhookAccess(p), s.deps.Destinations, w.At)
 		if err == nil {
@@ -107,16 +107,16 @@ func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointCr
 	return out, err
 }
 
-func (s *Server) listWebhookEndpoints(c fuego.ContextNoBody) (page.List[webhooks.EndpointView], error) {
+func (s *Server) listWebhookEndpoints(c fuego.ContextNoBody) (page.List[webhooks.WebhookEndpoint], error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return page.List[webhooks.EndpointView]{}, err
+		return page.List[webhooks.WebhookEndpoint]{}, err
 	}
 	pg, err := page.Parse(c.Request().URL.Query())
 	if err != nil {
-		return page.List[webhooks.EndpointView]{}, err
+		return page.List[webhooks.WebhookEndpoint]{}, err
 	}
-	var out page.List[webhooks.EndpointView]
+	var out page.List[webhooks.WebhookEndpoint]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = webhooks.List(ctx, tx, pg)
 		return err
@@ -124,12 +124,12 @@ func (s *Server) listWebhookEndpoints(c fuego.ContextNoBody) (page.List[webhooks
 	return out, err
 }
 
-func (s *Server) getWebhookEndpoint(c fuego.ContextNoBody) (webhooks.EndpointView, error) {
+func (s *Server) getWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return webhooks.EndpointView{}, err
+		return webhooks.WebhookEndpoint{}, err
 	}
-	var out webhooks.EndpointView
+	var out webhooks.WebhookEndpoint
 	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		e, err := webhooks.Get(ctx, tx, c.PathParam("id"))
 		if err == nil {
@@ -140,16 +140,16 @@ func (s *Server) getWebhookEndpoint(c fuego.ContextNoBody) (webhooks.EndpointVie
 	return out, err
 }
 
-func (s *Server) updateWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointUpdate]) (webhooks.EndpointView, error) {
+func (s *Server) updateWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointUpdate]) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return webhooks.EndpointView{}, err
+		return webhooks.WebhookEndpoint{}, err
 	}
-	var in webhooks.Patch
+	var in webhooks.WebhookEndpointUpdate
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.EndpointView{}, err
+		return webhooks.WebhookEndpoint{}, err
 	}
-	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Endpoint, error) {
+	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error) {
 		return webhooks.Update(ctx, tx, c.PathParam("id"), in, subscriber(p), webhookAccess(p), s.deps.Destinations, now)
 	})
 }
@@ -168,37 +168,37 @@ func (s *Server) deleteWebhookEndpoint(c fuego.ContextNoBody) (webhooks.Deleted,
 	return out, err
 }
 
-func (s *Server) enableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.EndpointView, error) {
+func (s *Server) enableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
-	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Endpoint, error) {
+	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error) {
 		return webhooks.Enable(ctx, tx, c.PathParam("id"), subscriber(p), webhookAccess(p), now)
 	})
 }
 
-func (s *Server) disableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.EndpointView, error) {
+func (s *Server) disableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return webhooks.EndpointView{}, err
+		return webhooks.WebhookEndpoint{}, err
 	}
-	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Endpoint, error) {
+	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error) {
 		return webhooks.Disable(ctx, tx, c.PathParam("id"), now)
 	})
 }
 
-func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[RotateSecretRequest]) (webhooks.EndpointView, error) {
+func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[RotateSecretRequest]) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
 	var in RotateSecretRequest
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.EndpointView{}, err
+		return webhooks.WebhookEndpoint{}, err
 	}
 	grace := webhooks.DefaultSecretGrace
 	if in.GracePeriodSeconds != nil {
 		if g := *in.GracePeriodSeconds; g < 0 || g > int64(webhooks.MaxSecretGrace/time.Second) {
-			return webhooks.EndpointView{}, apierr.Invalid("grace_period_seconds", "out_of_range")
+			return webhooks.WebhookEndpoint{}, apierr.Invalid("grace_period_seconds", "out_of_range")
 		}
 		grace = time.Duration(*in.GracePeriodSeconds) * time.Second
 	}
-	var out webhooks.EndpointView
+	var out webhooks.WebhookEndpoint
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		e, err := webhooks.RotateSecret(ctx, tx, c.PathParam("id"), grace, webhookAccess(p), w.At)
 		if err == nil {
@@ -219,16 +219,16 @@ func (s *Server) pingWebhookEndpoint(c fuego.ContextNoBody) (any, error) {
 	})
 }
 
-func (s *Server) listWebhookDeliveries(c fuego.ContextNoBody) (page.List[webhooks.DeliveryView], error) {
+func (s *Server) listWebhookDeliveries(c fuego.ContextNoBody) (page.List[webhooks.WebhookDelivery], error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return page.List[webhooks.DeliveryView]{}, err
+		return page.List[webhooks.WebhookDelivery]{}, err
 	}
 	pg, err := page.Parse(c.Request().URL.Query())
 	if err != nil {
-		return page.List[webhooks.DeliveryView]{}, err
+		return page.List[webhooks.WebhookDelivery]{}, err
 	}
-	var out page.List[webhooks.DeliveryView]
+	var out page.List[webhooks.WebhookDelivery]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = webhooks.Deliveries(ctx, tx, c.PathParam("id"), pg)
 		return err
@@ -236,12 +236,12 @@ func (s *Server) listWebhookDeliveries(c fuego.ContextNoBody) (page.List[webhook
 	return out, err
 }
 
-func (s *Server) resendWebhookDelivery(c fuego.ContextNoBody) (webhooks.DeliveryView, error) {
+func (s *Server) resendWebhookDelivery(c fuego.ContextNoBody) (webhooks.WebhookDelivery, error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return webhooks.DeliveryView{}, err
+		return webhooks.WebhookDelivery{}, err
 	}
-	var out webhooks.DeliveryView
+	var out webhooks.WebhookDelivery
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, _ streams.Write) error {
 		var err error
 		out, err = webhooks.Resend(ctx, tx, c.PathParam("id"), c.PathParam("delivery_id"))
@@ -251,8 +251,8 @@ func (s *Server) resendWebhookDelivery(c fuego.ContextNoBody) (webhooks.Delivery
 }
 
 // endpointWrite runs one endpoint change and renders it without secret.
-func (s *Server) endpointWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Endpoint, error)) (webhooks.EndpointView, error) {
-	var out webhooks.EndpointView
+func (s *Server) endpointWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error)) (webhooks.WebhookEndpoint, error) {
+	var out webhooks.WebhookEndpoint
 	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		e, err := fn(ctx, tx, w.At)
 		if err == nil {

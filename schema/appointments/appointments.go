@@ -25,8 +25,8 @@ const StatusScheduled = "scheduled"
 // DefaultDuration is the length of an appointment created without an end.
 const DefaultDuration = time.Hour
 
-// Appointment is a calendar entry.
-type Appointment struct {
+// Row is a calendar entry.
+type Row struct {
 	bun.BaseModel `bun:"table:appointments"`
 
 	ID             string    `bun:"id,pk"`
@@ -44,8 +44,8 @@ type Appointment struct {
 	UpdatedAt      time.Time `bun:"updated_at"`
 }
 
-// Mirror is the copy of an appointment to push to one connected calendar.
-type Mirror struct {
+// MirrorRow is the copy of an appointment to push to one connected calendar.
+type MirrorRow struct {
 	bun.BaseModel `bun:"table:appointment_calendar_mirrors"`
 
 	ID                 string     `bun:"id,pk" json:"id"`
@@ -61,8 +61,8 @@ type Mirror struct {
 	SyncedAt           *time.Time `bun:"synced_at" json:"synced_at"`
 }
 
-// View is an appointment as the admin API shows it (with its mirrors).
-type View struct {
+// Appointment is an appointment as the admin API shows it (with its mirrors).
+type Appointment struct {
 	Object         string       `json:"object"`
 	ID             string       `json:"id"`
 	Title          string       `json:"title"`
@@ -73,13 +73,13 @@ type View struct {
 	ClientID       *string      `json:"client_id"`
 	MemberIDs      []string     `json:"member_ids"`
 	PriceCents     *int64       `json:"price_cents"`
-	Mirrors        []Mirror     `json:"mirrors"`
+	Mirrors        []MirrorRow     `json:"mirrors"`
 	CreatedAt      apitime.Time `json:"created_at"`
 	UpdatedAt      apitime.Time `json:"updated_at"`
 }
 
-// Input creates an appointment.
-type Input struct {
+// AppointmentCreate creates an appointment.
+type AppointmentCreate struct {
 	ID             string // optional: pre-allocated id (the order links to it)
 	Title          string
 	StartsAt       time.Time
@@ -95,8 +95,8 @@ type Input struct {
 
 // Create stores an appointment and one pending mirror per active connected
 // calendar of its members and its creator.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now time.Time) (*Appointment, []Mirror, error) {
-	a := &Appointment{ID: in.ID, CompanyID: companyID, Title: in.Title, Status: StatusScheduled,
+func Create(ctx context.Context, tx bun.IDB, companyID string, in AppointmentCreate, now time.Time) (*Row, []MirrorRow, error) {
+	a := &Row{ID: in.ID, CompanyID: companyID, Title: in.Title, Status: StatusScheduled,
 		StartsAt: in.StartsAt.UTC(), EndsAt: in.StartsAt.UTC().Add(DefaultDuration), ServiceOrderID: in.ServiceOrderID,
 		ClientID: in.ClientID, MemberIDs: in.MemberIDs, PriceCents: in.PriceCents, CreatedBy: in.CreatedBy,
 		CreatedAt: now, UpdatedAt: now}
@@ -124,18 +124,18 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now tim
 }
 
 // mirror records a pending copy for each active connection of people.
-func mirror(ctx context.Context, tx bun.IDB, a *Appointment, people []string, now time.Time) ([]Mirror, error) {
+func mirror(ctx context.Context, tx bun.IDB, a *Row, people []string, now time.Time) ([]MirrorRow, error) {
 	if len(people) == 0 {
-		return []Mirror{}, nil
+		return []MirrorRow{}, nil
 	}
 	var conns []Connection
 	if err := tx.NewSelect().Model(&conns).Where("active").Where("member_id IN (?)", bun.In(people)).
 		Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("appointments: connections: %w", err)
 	}
-	out := make([]Mirror, len(conns))
+	out := make([]MirrorRow, len(conns))
 	for i, c := range conns {
-		out[i] = Mirror{ID: ids.New("acm"), CompanyID: a.CompanyID, AppointmentID: a.ID, ConnectionID: c.ID,
+		out[i] = MirrorRow{ID: ids.New("acm"), CompanyID: a.CompanyID, AppointmentID: a.ID, ConnectionID: c.ID,
 			MemberID: c.MemberID, Provider: c.Provider, ExternalCalendarID: c.ExternalCalendarID,
 			Status: "pending", CreatedAt: now}
 	}
@@ -148,19 +148,19 @@ func mirror(ctx context.Context, tx bun.IDB, a *Appointment, people []string, no
 }
 
 // Get reads an appointment with its mirrors.
-func Get(ctx context.Context, tx bun.IDB, id string) (View, error) {
+func Get(ctx context.Context, tx bun.IDB, id string) (Appointment, error) {
 	if !ids.Valid("apt", id) {
-		return View{}, apierr.New(apierr.ResourceNotFound)
+		return Appointment{}, apierr.New(apierr.ResourceNotFound)
 	}
-	a := new(Appointment)
+	a := new(Row)
 	if err := tx.NewSelect().Model(a).Where("id = ?", id).Scan(ctx); err != nil {
-		return View{}, apierr.NoRows(err)
+		return Appointment{}, apierr.NoRows(err)
 	}
-	ms := []Mirror{}
+	ms := []MirrorRow{}
 	if err := tx.NewSelect().Model(&ms).Where("appointment_id = ?", id).Order("id").Scan(ctx); err != nil {
-		return View{}, fmt.Errorf("appointments: mirrors: %w", err)
+		return Appointment{}, fmt.Errorf("appointments: mirrors: %w", err)
 	}
-	return View{Object: "appointment", ID: a.ID, Title: a.Title, Status: a.Status, StartsAt: apitime.At(a.StartsAt),
+	return Appointment{Object: "appointment", ID: a.ID, Title: a.Title, Status: a.Status, StartsAt: apitime.At(a.StartsAt),
 		EndsAt: apitime.At(a.EndsAt), ServiceOrderID: a.ServiceOrderID, ClientID: a.ClientID, MemberIDs: a.MemberIDs,
 		PriceCents: a.PriceCents, Mirrors: ms, CreatedAt: apitime.At(a.CreatedAt), UpdatedAt: apitime.At(a.UpdatedAt)}, nil
 }

@@ -19,8 +19,8 @@ import (
 	"oficina/streams"
 )
 
-// Client is a stored client record.
-type Client struct {
+// Row is a stored client record.
+type Row struct {
 	bun.BaseModel `bun:"table:clients"`
 
 	ID                string        `bun:"id,pk"`
@@ -41,8 +41,8 @@ type Client struct {
 	UpdatedAt         time.Time     `bun:"updated_at"`
 }
 
-// View is a client as GET /clients/{id} returns it (docs/api.md).
-type View struct {
+// Client is a client as GET /clients/{id} returns it (docs/api.md).
+type Client struct {
 	Object            string        `json:"object"`
 	ID                string        `json:"id"`
 	Name              string        `json:"name"`
@@ -60,8 +60,8 @@ type View struct {
 }
 
 // View renders the GET representation.
-func (c *Client) View() View {
-	return View{
+func (c *Row) View() Client {
+	return Client{
 		Object: "client", ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Document: c.Document,
 		Status: c.Status, Source: c.Source, Notes: c.Notes, BirthDate: c.BirthDate,
 		NextFollowUp: timePtr(c.NextFollowUp), LastInteractionAt: timePtr(c.LastInteractionAt),
@@ -79,19 +79,19 @@ func timePtr(t *time.Time) *apitime.Time {
 
 // Get reads a client of the transaction's company; another company's id is
 // 404 resource_not_found.
-func Get(ctx context.Context, tx bun.IDB, id string) (*Client, error) {
+func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 	if !ids.Valid("cli", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	c := new(Client)
+	c := new(Row)
 	if err := tx.NewSelect().Model(c).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
 	}
 	return c, nil
 }
 
-// Input creates a client (dashboard action; lead capture fills one too).
-type Input struct {
+// ClientCreate creates a client (dashboard action; lead capture fills one too).
+type ClientCreate struct {
 	Name      string        `json:"name"`
 	Email     *string       `json:"email"`
 	Phone     *string       `json:"phone"`
@@ -122,8 +122,8 @@ func validStatus(s string) bool { return s == StatusLead || s == StatusActive ||
 // Build validates in and returns the record it would store, adding every
 // invalid field to f (so callers such as lead capture report them together
 // with their own). Blank contacts count as absent.
-func Build(companyID string, in Input, now time.Time, f *apierr.Fields) *Client {
-	c := &Client{ID: ids.New("cli"), CompanyID: companyID, Name: strings.TrimSpace(in.Name), Status: StatusActive,
+func Build(companyID string, in ClientCreate, now time.Time, f *apierr.Fields) *Row {
+	c := &Row{ID: ids.New("cli"), CompanyID: companyID, Name: strings.TrimSpace(in.Name), Status: StatusActive,
 		CreatedAt: now, UpdatedAt: now, BirthDate: in.BirthDate}
 	checkName(f, "name", c.Name, true)
 	if in.Status != nil {
@@ -165,7 +165,7 @@ func shortText(f *apierr.Fields, param string, v *string) *string {
 }
 
 // setEmail stores an e-mail with its normalised form; nil or blank clears it.
-func (c *Client) setEmail(f *apierr.Fields, v *string) {
+func (c *Row) setEmail(f *apierr.Fields, v *string) {
 	c.Email, c.EmailNormalized = nil, nil
 	if v == nil || strings.TrimSpace(*v) == "" {
 		return
@@ -179,7 +179,7 @@ func (c *Client) setEmail(f *apierr.Fields, v *string) {
 }
 
 // setPhone stores a phone with its normalised form; nil or blank clears it.
-func (c *Client) setPhone(f *apierr.Fields, v *string) {
+func (c *Row) setPhone(f *apierr.Fields, v *string) {
 	c.Phone, c.PhoneNormalized = nil, nil
 	if v == nil || strings.TrimSpace(*v) == "" {
 		return
@@ -199,7 +199,7 @@ func (c *Client) setPhone(f *apierr.Fields, v *string) {
 // Create stores a new client without recording an event (seeding and other
 // modules' fixtures); dashboard and API writes use CreateRecorded. A contact
 // already on another record is a 409 conflict.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now time.Time) (*Client, error) {
+func Create(ctx context.Context, tx bun.IDB, companyID string, in ClientCreate, now time.Time) (*Row, error) {
 	var f apierr.Fields
 	c := Build(companyID, in, now, &f)
 	if err := f.Err(); err != nil {
@@ -212,7 +212,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now tim
 }
 
 // CreateRecorded is Create as one write of w: it records client.created.
-func CreateRecorded(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Client, error) {
+func CreateRecorded(ctx context.Context, tx bun.IDB, w streams.Write, in ClientCreate) (*Row, error) {
 	c, err := Create(ctx, tx, w.CompanyID, in, w.At)
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func CreateRecorded(ctx context.Context, tx bun.IDB, w streams.Write, in Input) 
 
 // insert stores c; a unique contact taken by another record is 409. A
 // unique violation aborts the transaction, which the caller then ends.
-func insert(ctx context.Context, tx bun.IDB, c *Client) error {
+func insert(ctx context.Context, tx bun.IDB, c *Row) error {
 	if _, err := tx.NewInsert().Model(c).Exec(ctx); err != nil {
 		if db.IsUniqueViolation(err) {
 			return apierr.Wrap(apierr.Conflict, err)

@@ -14,11 +14,11 @@ import (
 // or phone of c, or nil. When the e-mail and the phone belong to two
 // different records, the e-mail's wins (it names a person more precisely
 // than a shared phone line).
-func FindByContact(ctx context.Context, tx bun.IDB, c *Client) (*Client, error) {
+func FindByContact(ctx context.Context, tx bun.IDB, c *Row) (*Row, error) {
 	if c.EmailNormalized == nil && c.PhoneNormalized == nil {
 		return nil, nil
 	}
-	q := tx.NewSelect().Model(new(Client)).WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+	q := tx.NewSelect().Model(new(Row)).WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 		if c.EmailNormalized != nil {
 			q = q.WhereOr("email_normalized = ?", *c.EmailNormalized)
 		}
@@ -27,7 +27,7 @@ func FindByContact(ctx context.Context, tx bun.IDB, c *Client) (*Client, error) 
 		}
 		return q
 	})
-	var found []Client
+	var found []Row
 	if err := q.Order("id").Limit(2).Scan(ctx, &found); err != nil {
 		return nil, fmt.Errorf("clients: find by contact: %w", err)
 	}
@@ -54,7 +54,7 @@ var errVanished = errors.New("clients: conflicting record vanished")
 // one record: the insert skips on the unique contact indexes (waiting for a
 // concurrent insert of the same contact to commit), and the statement that
 // follows sees the committed record (READ COMMITTED).
-func InsertOrFind(ctx context.Context, tx bun.IDB, c *Client) (got *Client, created bool, err error) {
+func InsertOrFind(ctx context.Context, tx bun.IDB, c *Row) (got *Row, created bool, err error) {
 	for range 3 {
 		res, err := tx.NewInsert().Model(c).On("CONFLICT DO NOTHING").Exec(ctx)
 		if err != nil {

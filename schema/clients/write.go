@@ -19,9 +19,9 @@ import (
 	"oficina/streams"
 )
 
-// Patch changes a client (dashboard action): omitted fields stay, null
+// ClientUpdate changes a client (dashboard action): omitted fields stay, null
 // clears a nullable field. Name and status cannot be cleared.
-type Patch struct {
+type ClientUpdate struct {
 	Name              field.Opt[string]       `json:"name"`
 	Email             field.Opt[string]       `json:"email"`
 	Phone             field.Opt[string]       `json:"phone"`
@@ -34,7 +34,7 @@ type Patch struct {
 	LastInteractionAt field.Opt[apitime.Time] `json:"last_interaction_at"`
 }
 
-func (p *Patch) apply(c *Client, f *apierr.Fields) {
+func (p *ClientUpdate) apply(c *Row, f *apierr.Fields) {
 	if p.Name.Set {
 		c.Name = trimmed(p.Name.Ptr())
 		checkName(f, "name", c.Name, true)
@@ -82,7 +82,7 @@ func trimmed(s *string) string {
 }
 
 // sameView reports whether two renderings are equal (updated_at aside).
-func sameView(a, b View) (bool, error) {
+func sameView(a, b Client) (bool, error) {
 	b.UpdatedAt = a.UpdatedAt
 	ja, err := json.Marshal(a)
 	if err != nil {
@@ -106,7 +106,7 @@ func stdTime(t *apitime.Time) *time.Time {
 // Update changes a client as one write of w and records client.updated with
 // the fields that changed (none changed: no event). A contact that belongs
 // to another record is 409 conflict.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Patch) (*Client, error) {
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p ClientUpdate) (*Row, error) {
 	c, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Patch
 // the record as it was. Its tasks (and quotes) stay, unlinked by the
 // database (ON DELETE SET NULL) without events of their own (spec 6.3
 // rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Client, error) {
+func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
 	c, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -151,11 +151,11 @@ func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Clien
 	return c, nil
 }
 
-func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Client, error) {
+func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 	if !ids.Valid("cli", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	c := new(Client)
+	c := new(Row)
 	if err := tx.NewSelect().Model(c).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
 	}

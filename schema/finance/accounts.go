@@ -9,8 +9,8 @@ import (
 	"oficina/schema/apitime"
 )
 
-// AccountView is the representation of an account (admin API).
-type AccountView struct {
+// Account is the representation of an account (admin API).
+type Account struct {
 	Object              string       `json:"object"`
 	ID                  string       `json:"id"`
 	Name                string       `json:"name"`
@@ -22,18 +22,18 @@ type AccountView struct {
 }
 
 // ViewAccount renders an account.
-func ViewAccount(a *Account) AccountView {
-	return AccountView{Object: "finance_account", ID: a.ID, Name: a.Name, Kind: a.Kind, IsDefault: a.IsDefault,
+func ViewAccount(a *AccountRow) Account {
+	return Account{Object: "finance_account", ID: a.ID, Name: a.Name, Kind: a.Kind, IsDefault: a.IsDefault,
 		OpeningBalanceCents: a.OpeningBalanceCents, CreatedAt: apitime.At(a.CreatedAt), UpdatedAt: apitime.At(a.UpdatedAt)}
 }
 
 // ListAccounts lists the company's accounts, oldest first.
-func ListAccounts(ctx context.Context, tx bun.IDB) ([]AccountView, error) {
-	var rows []Account
+func ListAccounts(ctx context.Context, tx bun.IDB) ([]Account, error) {
+	var rows []AccountRow
 	if err := tx.NewSelect().Model(&rows).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("finance: list accounts: %w", err)
 	}
-	out := make([]AccountView, len(rows))
+	out := make([]Account, len(rows))
 	for i := range rows {
 		out[i] = ViewAccount(&rows[i])
 	}

@@ -17,8 +17,8 @@ import (
 	"oficina/schema/ids"
 )
 
-// Account is a finance account.
-type Account struct {
+// AccountRow is a finance account.
+type AccountRow struct {
 	bun.BaseModel `bun:"table:finance_accounts"`
 
 	ID                  string    `bun:"id,pk"`
@@ -40,8 +40,8 @@ const (
 	StatusCanceled = "canceled"
 )
 
-// Transaction is a financial transaction.
-type Transaction struct {
+// TransactionRow is a financial transaction.
+type TransactionRow struct {
 	bun.BaseModel `bun:"table:financial_transactions"`
 
 	ID          string  `bun:"id,pk"`
@@ -65,8 +65,8 @@ type Transaction struct {
 	UpdatedAt           time.Time     `bun:"updated_at"`
 }
 
-// TransactionView is the GET representation of a financial transaction.
-type TransactionView struct {
+// FinancialTransaction is the GET representation of a financial transaction.
+type FinancialTransaction struct {
 	Object      string  `json:"object"`
 	ID          string  `json:"id"`
 	AccountID   *string `json:"account_id"`
@@ -88,8 +88,8 @@ type TransactionView struct {
 }
 
 // TransactionView renders the GET representation.
-func (t *Transaction) View() TransactionView {
-	return TransactionView{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID, Kind: t.Kind, Status: t.Status,
+func (t *TransactionRow) View() FinancialTransaction {
+	return FinancialTransaction{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID, Kind: t.Kind, Status: t.Status,
 		Description: t.Description, AmountCents: t.AmountCents, OriginalAmountCents: t.OriginalAmountCents,
 		TransactionDate: t.TransactionDate, DueDate: t.DueDate,
 		PaymentDate: t.PaymentDate, SaleID: t.SaleID, InstallmentID: t.InstallmentID, PaymentID: t.PaymentID, ServiceOrderID: t.ServiceOrderID,
@@ -101,13 +101,13 @@ func (t *Transaction) View() TransactionView {
 // (nil when it has none).
 func ResolveAccount(ctx context.Context, tx bun.IDB, accountID *string) (*string, error) {
 	if accountID != nil {
-		a := new(Account)
+		a := new(AccountRow)
 		if err := tx.NewSelect().Model(a).Where("id = ?", *accountID).Scan(ctx); err != nil {
 			return nil, apierr.NoRows(err)
 		}
 		return &a.ID, nil
 	}
-	a := new(Account)
+	a := new(AccountRow)
 	err := tx.NewSelect().Model(a).Where("is_default").Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -119,7 +119,7 @@ func ResolveAccount(ctx context.Context, tx bun.IDB, accountID *string) (*string
 }
 
 // Post inserts a transaction (id, timestamps and company filled in).
-func Post(ctx context.Context, tx bun.IDB, companyID string, t *Transaction, now time.Time) error {
+func Post(ctx context.Context, tx bun.IDB, companyID string, t *TransactionRow, now time.Time) error {
 	t.ID = ids.New("ftx")
 	t.CompanyID = companyID
 	t.CreatedAt, t.UpdatedAt = now, now
@@ -134,17 +134,17 @@ func Post(ctx context.Context, tx bun.IDB, companyID string, t *Transaction, now
 
 // CreateAccount adds an account (dashboard action); the first account of a
 // company, or one marked default, becomes the default.
-func CreateAccount(ctx context.Context, tx bun.IDB, companyID, name string, makeDefault bool, now time.Time) (*Account, error) {
+func CreateAccount(ctx context.Context, tx bun.IDB, companyID, name string, makeDefault bool, now time.Time) (*AccountRow, error) {
 	if name == "" {
 		return nil, apierr.Invalid("name", "required")
 	}
-	n, err := tx.NewSelect().Model((*Account)(nil)).Count(ctx)
+	n, err := tx.NewSelect().Model((*AccountRow)(nil)).Count(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("finance: count accounts: %w", err)
 	}
-	a := &Account{ID: ids.New("acc"), CompanyID: companyID, Name: name, Kind: "checking", IsDefault: makeDefault || n == 0, CreatedAt: now, UpdatedAt: now}
+	a := &AccountRow{ID: ids.New("acc"), CompanyID: companyID, Name: name, Kind: "checking", IsDefault: makeDefault || n == 0, CreatedAt: now, UpdatedAt: now}
 	if a.IsDefault {
-		if _, err := tx.NewUpdate().Model((*Account)(nil)).Set("is_default = false").Where("is_default").Exec(ctx); err != nil {
+		if _, err := tx.NewUpdate().Model((*AccountRow)(nil)).Set("is_default = false").Where("is_default").Exec(ctx); err != nil {
 			return nil, fmt.Errorf("finance: clear default: %w", err)
 		}
 	}

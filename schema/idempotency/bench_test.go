@@ -34,7 +34,7 @@ func BenchmarkTransaction(b *testing.B) {
 				}
 			}
 			now := time.Now()
-			if _, err := clients.Create(ctx, tx, co.Company.ID, clients.Input{Name: "Bench Ltd"}, now); err != nil || key == "" {
+			if _, err := clients.Create(ctx, tx, co.Company.ID, clients.ClientCreate{Name: "Bench Ltd"}, now); err != nil || key == "" {
 				return err
 			}
 			fp := idempotency.Fingerprint("POST", "/public/v1/x", nil, body)

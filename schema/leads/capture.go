@@ -31,21 +31,21 @@ func DefaultTitle(name string) string { return defaultTitle + name }
 
 // Plan is a validated capture, ready to run in a transaction.
 type Plan struct {
-	client *clients.Client // stored when the contact is new
+	client *clients.Row // stored when the contact is new
 	task   *tasks.Input    // nil: no task; empty Title: the default one
 	dueIn  time.Duration   // when not zero, the task falls due this long after the capture
 }
 
 // Validate checks a request and reports every invalid field at once, the
 // task's as "task.<field>". Times are taken when the plan runs.
-func Validate(r Request, companyID string) (*Plan, error) {
+func Validate(r LeadCaptureCreate, companyID string) (*Plan, error) {
 	var f apierr.Fields
 	name := ""
 	if r.Name != nil {
 		name = *r.Name
 	}
 	status := clients.StatusLead
-	c := clients.Build(companyID, clients.Input{Name: name, Email: r.Email, Phone: r.Phone, Status: &status,
+	c := clients.Build(companyID, clients.ClientCreate{Name: name, Email: r.Email, Phone: r.Phone, Status: &status,
 		Source: r.Source, Notes: r.Notes}, time.Time{}, &f)
 	if blank(r.Email) && blank(r.Phone) {
 		f.Add("email", "required")
@@ -66,7 +66,7 @@ func blank(s *string) bool { return s == nil || strings.TrimSpace(*s) == "" }
 
 // taskInput turns the task object (zero for the default task) into a
 // tasks.Input.
-func taskInput(t TaskRequest, f *apierr.Fields) (*tasks.Input, time.Duration) {
+func taskInput(t LeadTask, f *apierr.Fields) (*tasks.Input, time.Duration) {
 	in := &tasks.Input{Description: t.Description, AssigneeID: t.AssigneeID, AssigneeType: t.AssigneeType}
 	if t.Priority != nil {
 		in.Priority = *t.Priority
@@ -99,11 +99,11 @@ func taskInput(t TaskRequest, f *apierr.Fields) (*tasks.Input, time.Duration) {
 	return in, dueIn
 }
 
-// Capture is the answer of POST /leads (spec 2.7). The type is named for
+// LeadCapture is the answer of POST /leads (spec 2.7). The type is named for
 // its OpenAPI component.
-type Capture struct {
+type LeadCapture struct {
 	Object       string       `json:"object"`
-	Lead         clients.View `json:"lead"`
+	Lead         clients.Client `json:"lead"`
 	Task         *tasks.Task  `json:"task"`
 	Deduplicated bool         `json:"deduplicated"`
 
@@ -112,7 +112,7 @@ type Capture struct {
 
 // Summarized returns the answer for a caller who may not read the record:
 // lead and task with only object and id.
-func (c Capture) Summarized() Capture {
+func (c LeadCapture) Summarized() LeadCapture {
 	c.summarized = true
 	return c
 }
@@ -123,8 +123,8 @@ type ref struct {
 }
 
 // MarshalJSON renders the answer, summarised when asked.
-func (c Capture) MarshalJSON() ([]byte, error) {
-	type full Capture
+func (c LeadCapture) MarshalJSON() ([]byte, error) {
+	type full LeadCapture
 	if !c.summarized {
 		return json.Marshal(full(c))
 	}
@@ -144,7 +144,7 @@ func (c Capture) MarshalJSON() ([]byte, error) {
 // assignee before writing anything, reuses the record holding the e-mail or
 // phone (overwriting nothing) or creates a lead record (client.created), and
 // opens the task (task.created) linked to the record.
-func Run(ctx context.Context, tx bun.IDB, w streams.Write, p *Plan) (*Capture, error) {
+func Run(ctx context.Context, tx bun.IDB, w streams.Write, p *Plan) (*LeadCapture, error) {
 	if p.task != nil {
 		if err := tasks.CheckAssignee(ctx, tx, p.task.AssigneeID, p.task.AssigneeType); err != nil {
 			return nil, err
@@ -156,7 +156,7 @@ func Run(ctx context.Context, tx bun.IDB, w streams.Write, p *Plan) (*Capture, e
 	if err != nil {
 		return nil, err
 	}
-	out := &Capture{Object: "lead_capture", Lead: rec.View(), Deduplicated: !created}
+	out := &LeadCapture{Object: "lead_capture", Lead: rec.View(), Deduplicated: !created}
 	var changes []streams.Change
 	if created {
 		changes = append(changes, streams.Change{Type: "client.created", Object: out.Lead})

@@ -11,8 +11,8 @@ import (
 
 // decodeAndValidate is what POST /leads does with a body before any
 // permission or database work.
-func decodeAndValidate(body []byte) (*leads.Request, error) {
-	var r leads.Request
+func decodeAndValidate(body []byte) (*leads.LeadCaptureCreate, error) {
+	var r leads.LeadCaptureCreate
 	if err := wire.DecodeBytes(body, &r); err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 	"oficina/schema/apitime"
 )
 
-// Request is the body of POST /leads. It decodes with wire.DecodeBytes.
-type Request struct {
+// LeadCaptureCreate is the body of POST /leads. It decodes with wire.DecodeBytes.
+type LeadCaptureCreate struct {
 	Name   *string   `json:"name"`
 	Email  *string   `json:"email"`
 	Phone  *string   `json:"phone"`
@@ -25,8 +25,8 @@ type Request struct {
 	Task   TaskField `json:"task"`
 }
 
-// TaskRequest is the task object of a capture.
-type TaskRequest struct {
+// LeadTask is the task object of a capture.
+type LeadTask struct {
 	Title        *string       `json:"title"`
 	Description  *string       `json:"description"`
 	DueInHours   *int64        `json:"due_in_hours"`
@@ -41,15 +41,15 @@ type TaskRequest struct {
 // unknown or mistyped member of the task is a 422 naming "task.<field>".
 type TaskField struct {
 	set, null bool
-	value     TaskRequest
+	value     LeadTask
 }
 
 // TaskOmitted, TaskNull and TaskOf build the three forms (tests, benchmarks).
 func TaskOmitted() TaskField                    { return TaskField{} }
 func TaskNull() TaskField                       { return TaskField{set: true, null: true} }
-func TaskOf(t TaskRequest) TaskField            { return TaskField{set: true, value: t} }
+func TaskOf(t LeadTask) TaskField            { return TaskField{set: true, value: t} }
 func (t TaskField) Null() bool                  { return t.set && t.null }
-func (t TaskField) Object() (TaskRequest, bool) { return t.value, t.set && !t.null }
+func (t TaskField) Object() (LeadTask, bool) { return t.value, t.set && !t.null }
 
 // UnmarshalJSON records presence and decodes an object strictly. Type
 // errors come back as *json.UnmarshalTypeError, to which encoding/json adds
@@ -86,4 +86,4 @@ func (t TaskField) MarshalJSON() ([]byte, error) {
 }
 
 // OpensTask reports whether the capture opens a task: unless "task" is null.
-func (r *Request) OpensTask() bool { return !r.Task.Null() }
+func (r *LeadCaptureCreate) OpensTask() bool { return !r.Task.Null() }

@@ -17,19 +17,19 @@ var orderBodies = []struct {
 	check func(body []byte) error
 }{
 	{"PATCH /service_orders/{id}", func(b []byte) error {
-		var in orders.UpdateInput
+		var in orders.ServiceOrderUpdate
 		return wire.DecodeBytes(b, &in)
 	}},
 	{"POST /service_orders/{id}/status", func(b []byte) error {
-		var in orders.StatusInput
+		var in orders.ServiceOrderStatusChange
 		return wire.DecodeBytes(b, &in)
 	}},
 	{"POST /service_orders/{id}/complete", func(b []byte) error {
-		var in orders.CompleteInput
+		var in orders.ServiceOrderComplete
 		return wire.DecodeBytes(b, &in)
 	}},
 	{"POST /service_orders/from_quote", func(b []byte) error {
-		var in orders.FromQuoteInput
+		var in orders.ServiceOrderFromQuote
 		if err := wire.DecodeBytes(b, &in); err != nil {
 			return err
 		}

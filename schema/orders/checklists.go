@@ -152,11 +152,11 @@ func ListChecklists(ctx context.Context, tx bun.IDB) ([]ChecklistView, error) {
 
 // checklistItems copies the items of the automatic checklists read with
 // the creation context (oldest checklist first) onto a new order.
-func (c *companyContext) checklistItems() []ChecklistItem {
-	out := []ChecklistItem{}
+func (c *companyContext) checklistItems() []ServiceOrderChecklistItem {
+	out := []ServiceOrderChecklistItem{}
 	for _, k := range c.Checklists {
 		for _, it := range k.Items {
-			out = append(out, ChecklistItem{ID: ids.New("chi"), ChecklistID: k.ID, Description: it.Description, Required: it.Required})
+			out = append(out, ServiceOrderChecklistItem{ID: ids.New("chi"), ChecklistID: k.ID, Description: it.Description, Required: it.Required})
 		}
 	}
 	return out
@@ -164,8 +164,8 @@ func (c *companyContext) checklistItems() []ChecklistItem {
 
 // TickChecklistItem marks an item of an order's checklist done or open
 // (dashboard action); a completed or canceled order refuses (409).
-func TickChecklistItem(ctx context.Context, tx bun.IDB, w streams.Write, orderID, itemID string, done bool) (*Order, error) {
-	return mutate(ctx, tx, w, orderID, func(o *Order) error {
+func TickChecklistItem(ctx context.Context, tx bun.IDB, w streams.Write, orderID, itemID string, done bool) (*Row, error) {
+	return mutate(ctx, tx, w, orderID, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -189,7 +189,7 @@ func TickChecklistItem(ctx context.Context, tx bun.IDB, w streams.Write, orderID
 }
 
 // openRequired reports whether a required checklist item is still open.
-func (o *Order) openRequired() bool {
+func (o *Row) openRequired() bool {
 	for _, it := range o.Checklist {
 		if it.Required && !it.Done {
 			return true

@@ -22,11 +22,11 @@ type TechnicianCompletionInput struct {
 // part (marks keep the order they were made in) or withdraws the mark. A
 // completed or canceled order refuses (409); a technician not on the order
 // is 422.
-func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w streams.Write, orderID string, in TechnicianCompletionInput) (*Order, error) {
+func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w streams.Write, orderID string, in TechnicianCompletionInput) (*Row, error) {
 	if in.Done == nil {
 		return nil, apierr.Invalid("done", errRequired)
 	}
-	return mutate(ctx, tx, w, orderID, func(o *Order) error {
+	return mutate(ctx, tx, w, orderID, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -48,7 +48,7 @@ func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w streams.Write, orderI
 // none needs no marks; any needs a mark from every technician on the order;
 // support_first also needs the technician in charge to have marked after
 // every support technician.
-func (o *Order) completionRespected(mode string) bool {
+func (o *Row) completionRespected(mode string) bool {
 	if mode == CompletionNone || mode == "" {
 		return true
 	}

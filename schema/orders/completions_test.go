@@ -10,8 +10,8 @@ import (
 func TestTechnicianCompletionOrders(t *testing.T) {
 	t.Parallel()
 	lead, s1, s2 := "mem_lead", "mem_s1", "mem_s2"
-	order := func(marks ...string) *Order {
-		o := &Order{TechnicianID: &lead, SupportTechnicianIDs: []string{s1, s2}}
+	order := func(marks ...string) *Row {
+		o := &Row{TechnicianID: &lead, SupportTechnicianIDs: []string{s1, s2}}
 		for _, m := range marks {
 			o.TechnicianCompletions = append(o.TechnicianCompletions, TechnicianCompletion{TechnicianID: m, CompletedAt: apitime.Time{}})
 		}
@@ -34,11 +34,11 @@ func TestTechnicianCompletionOrders(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, got)
 		}
 	}
-	solo := &Order{SupportTechnicianIDs: []string{s1}}
+	solo := &Row{SupportTechnicianIDs: []string{s1}}
 	if solo.completionRespected(CompletionSupportFirst) {
 		t.Error("support without a mark passed")
 	}
-	if !(&Order{}).completionRespected(CompletionSupportFirst) {
+	if !(&Row{}).completionRespected(CompletionSupportFirst) {
 		t.Error("an order without technicians needs no marks")
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"oficina/streams"
 )
 
-// FromQuoteInput is the body of POST /service_orders/from_quote. The client,
+// ServiceOrderFromQuote is the body of POST /service_orders/from_quote. The client,
 // items, discount and additional costs come from the quote; the rest is
 // what the create body takes for the field work.
-type FromQuoteInput struct {
+type ServiceOrderFromQuote struct {
 	QuoteID              *string       `json:"quote_id"`
 	ClientPhone          *string       `json:"client_phone"`
 	ClientDescription    *string       `json:"client_description"`
@@ -33,13 +33,13 @@ type FromQuoteInput struct {
 
 // NeedsAppointment reports whether the conversion creates an appointment
 // (and so needs appointments:create).
-func (in *FromQuoteInput) NeedsAppointment() bool {
+func (in *ServiceOrderFromQuote) NeedsAppointment() bool {
 	return in.CreateAppointment && in.ScheduledStart != nil
 }
 
 // Validate checks the body without the database (422): quote_id and the
 // field-work fields, with the rules of creation.
-func (in *FromQuoteInput) Validate() error {
+func (in *ServiceOrderFromQuote) Validate() error {
 	if in.QuoteID == nil || *in.QuoteID == "" {
 		return apierr.Invalid("quote_id", errRequired)
 	}
@@ -48,8 +48,8 @@ func (in *FromQuoteInput) Validate() error {
 	return err
 }
 
-func (in *FromQuoteInput) create(clientName string) CreateInput {
-	return CreateInput{ClientName: &clientName, ClientPhone: in.ClientPhone, ClientDescription: in.ClientDescription,
+func (in *ServiceOrderFromQuote) create(clientName string) ServiceOrderCreate {
+	return ServiceOrderCreate{ClientName: &clientName, ClientPhone: in.ClientPhone, ClientDescription: in.ClientDescription,
 		ServiceAddress: in.ServiceAddress, TypeID: in.TypeID, TechnicianID: in.TechnicianID,
 		SupportTechnicianIDs: in.SupportTechnicianIDs, ScheduledStart: in.ScheduledStart, ScheduledEnd: in.ScheduledEnd,
 		Priority: in.Priority, InternalNotes: in.InternalNotes, SendToTechnician: in.SendToTechnician,
@@ -60,7 +60,7 @@ func (in *FromQuoteInput) create(clientName string) CreateInput {
 // locked, a quote that is not approved or already became an order is 409,
 // and the new order goes through the whole creation path (numbering, quota,
 // checklists, appointment, notifications, event).
-func FromQuote(ctx context.Context, tx bun.IDB, w streams.Write, in FromQuoteInput) (*Order, error) {
+func FromQuote(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceOrderFromQuote) (*Row, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,15 +78,15 @@ func FromQuote(ctx context.Context, tx bun.IDB, w streams.Write, in FromQuoteInp
 	}
 	d.clientID, d.quoteID = q.ClientID, &q.ID
 	d.discountCents, d.additionalCostsCents = q.DiscountCents, q.AdditionalCostsCents
-	d.items = make([]OrderItem, len(q.Items))
+	d.items = make([]ServiceOrderItem, len(q.Items))
 	for i, it := range q.Items {
-		d.items[i] = OrderItem{Description: it.Description, Quantity: it.Quantity, UnitPriceCents: it.UnitPriceCents, TotalCents: it.TotalCents}
+		d.items[i] = ServiceOrderItem{Description: it.Description, Quantity: it.Quantity, UnitPriceCents: it.UnitPriceCents, TotalCents: it.TotalCents}
 	}
 	o, err := create(ctx, tx, w, d)
 	if err != nil {
 		return nil, err
 	}
-	_, err = tx.NewUpdate().Model((*quotes.Quote)(nil)).Set("converted_order_id = ?", o.ID).Set("updated_at = ?", w.At).
+	_, err = tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_order_id = ?", o.ID).Set("updated_at = ?", w.At).
 		Where("id = ?", q.ID).Exec(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("orders: mark quote converted: %w", err)

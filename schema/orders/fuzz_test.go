@@ -32,7 +32,7 @@ func FuzzCreateServiceOrder(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in orders.CreateInput
+		var in orders.ServiceOrderCreate
 		err := wire.DecodeBytes(body, &in)
 		if err == nil {
 			err = in.Validate()

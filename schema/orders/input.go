@@ -33,16 +33,16 @@ const (
 	errOutOfRange   = "out_of_range"
 )
 
-// OrderItemInput is an item as sent; every field is required.
-type OrderItemInput struct {
+// ServiceOrderItemInput is an item as sent; every field is required.
+type ServiceOrderItemInput struct {
 	Description    *string  `json:"description"`
 	Quantity       *float64 `json:"quantity"`
 	UnitPriceCents *int64   `json:"unit_price_cents"`
 	TotalCents     *int64   `json:"total_cents"`
 }
 
-// CreateInput is the body of POST /service_orders.
-type CreateInput struct {
+// ServiceOrderCreate is the body of POST /service_orders.
+type ServiceOrderCreate struct {
 	ClientID             *string          `json:"client_id"`
 	ClientName           *string          `json:"client_name"`
 	ClientPhone          *string          `json:"client_phone"`
@@ -55,7 +55,7 @@ type CreateInput struct {
 	ScheduledEnd         *apitime.Time    `json:"scheduled_end"`
 	Priority             *string          `json:"priority"`
 	InternalNotes        *string          `json:"internal_notes"`
-	Items                []OrderItemInput `json:"items"`
+	Items                []ServiceOrderItemInput `json:"items"`
 	DiscountCents        *int64           `json:"discount_cents"`
 	AdditionalCostsCents *int64           `json:"additional_costs_cents"`
 	// SendToTechnician notifies the technician in charge and the support
@@ -68,14 +68,14 @@ type CreateInput struct {
 
 // NeedsAppointment reports whether the request creates an appointment, and
 // so needs appointments:create (5.4); without scheduled_start it does not.
-func (in *CreateInput) NeedsAppointment() bool {
+func (in *ServiceOrderCreate) NeedsAppointment() bool {
 	return in.CreateAppointment && in.ScheduledStart != nil
 }
 
 // Validate checks what needs no database: required client_name, lengths,
 // enumerations, amounts and item shapes. Errors are 422 validation_failed
 // listing every field.
-func (in *CreateInput) Validate() error {
+func (in *ServiceOrderCreate) Validate() error {
 	_, err := in.draft()
 	return err
 }
@@ -95,7 +95,7 @@ type draft struct {
 	scheduledEnd         *time.Time
 	priority             string
 	internalNotes        string
-	items                []OrderItem
+	items                []ServiceOrderItem
 	discountCents        int64
 	additionalCostsCents int64
 	sendToTechnician     bool
@@ -103,7 +103,7 @@ type draft struct {
 	quoteID              *string
 }
 
-func (in *CreateInput) draft() (*draft, error) {
+func (in *ServiceOrderCreate) draft() (*draft, error) {
 	var f apierr.Fields
 	d := &draft{sendToTechnician: in.SendToTechnician, createAppointment: in.CreateAppointment}
 	d.clientName = text(&f, "client_name", in.ClientName, MaxNameLen, true)
@@ -221,12 +221,12 @@ func schedule(f *apierr.Fields, start, end *apitime.Time) (*time.Time, *time.Tim
 	return s, e
 }
 
-func items(f *apierr.Fields, in []OrderItemInput) []OrderItem {
+func items(f *apierr.Fields, in []ServiceOrderItemInput) []ServiceOrderItem {
 	if len(in) > MaxItems {
 		f.Add("items", errOutOfRange)
 		return nil
 	}
-	out := make([]OrderItem, len(in))
+	out := make([]ServiceOrderItem, len(in))
 	for i, it := range in {
 		p := fmt.Sprintf("items[%d].", i)
 		out[i].Description = text(f, p+"description", it.Description, MaxItemDescLen, true)
@@ -267,7 +267,7 @@ func cents(f *apierr.Fields, param string, v *int64) int64 {
 }
 
 // subtotal sums the items' total_cents as sent.
-func subtotal(items []OrderItem) int64 {
+func subtotal(items []ServiceOrderItem) int64 {
 	var s int64
 	for _, it := range items {
 		s += it.TotalCents
@@ -277,7 +277,7 @@ func subtotal(items []OrderItem) int64 {
 
 // checkTotal refuses a discount larger than subtotal plus additional costs:
 // an order's total is never negative.
-func checkTotal(items []OrderItem, discount, additional int64) error {
+func checkTotal(items []ServiceOrderItem, discount, additional int64) error {
 	if discount > subtotal(items)+additional {
 		return apierr.Invalid("discount_cents", errOutOfRange)
 	}

@@ -69,8 +69,8 @@ func ParseFilter(q url.Values) (Filter, error) {
 }
 
 // List lists the company's orders, newest first, filtered.
-func List(ctx context.Context, tx bun.IDB, companyID string, p page.Params, f Filter) (page.List[View], error) {
-	var rows []Order
+func List(ctx context.Context, tx bun.IDB, companyID string, p page.Params, f Filter) (page.List[ServiceOrder], error) {
+	var rows []Row
 	q := tx.NewSelect().Model(&rows).Where("company_id = ?", companyID)
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -94,10 +94,10 @@ func List(ctx context.Context, tx bun.IDB, companyID string, p page.Params, f Fi
 		q = q.Where("updated_at > ?", *f.UpdatedAfter)
 	}
 	if err := p.Apply(q, "id").Scan(ctx); err != nil {
-		return page.List[View]{}, fmt.Errorf("orders: list: %w", err)
+		return page.List[ServiceOrder]{}, fmt.Errorf("orders: list: %w", err)
 	}
 	l := page.Wrap(p, rows)
-	out := page.List[View]{Object: "list", HasMore: l.HasMore, Data: make([]View, len(l.Data))}
+	out := page.List[ServiceOrder]{Object: "list", HasMore: l.HasMore, Data: make([]ServiceOrder, len(l.Data))}
 	for i := range l.Data {
 		out.Data[i] = l.Data[i].View()
 	}

@@ -34,16 +34,16 @@ const DefaultPriority = "medium"
 // IDPrefix of service order ids.
 const IDPrefix = "so"
 
-// OrderItem is an order line; total_cents is stored as sent, never recalculated.
-type OrderItem struct {
+// ServiceOrderItem is an order line; total_cents is stored as sent, never recalculated.
+type ServiceOrderItem struct {
 	Description    string  `json:"description"`
 	Quantity       float64 `json:"quantity"`
 	UnitPriceCents int64   `json:"unit_price_cents"`
 	TotalCents     int64   `json:"total_cents"`
 }
 
-// ChecklistItem is an item of an automatic checklist applied to the order.
-type ChecklistItem struct {
+// ServiceOrderChecklistItem is an item of an automatic checklist applied to the order.
+type ServiceOrderChecklistItem struct {
 	ID          string        `json:"id"`
 	ChecklistID string        `json:"checklist_id"`
 	Description string        `json:"description"`
@@ -58,8 +58,8 @@ type TechnicianCompletion struct {
 	CompletedAt  apitime.Time `json:"completed_at"`
 }
 
-// Order is a stored service order.
-type Order struct {
+// Row is a stored service order.
+type Row struct {
 	bun.BaseModel `bun:"table:service_orders"`
 
 	ID                    string                 `bun:"id,pk"`
@@ -81,12 +81,12 @@ type Order struct {
 	CanceledAt            *time.Time             `bun:"canceled_at"`
 	Priority              string                 `bun:"priority"`
 	InternalNotes         string                 `bun:"internal_notes"`
-	Items                 []OrderItem            `bun:"items,type:jsonb"`
+	Items                 []ServiceOrderItem            `bun:"items,type:jsonb"`
 	SubtotalCents         int64                  `bun:"subtotal_cents"`
 	DiscountCents         int64                  `bun:"discount_cents"`
 	AdditionalCostsCents  int64                  `bun:"additional_costs_cents"`
 	TotalCents            int64                  `bun:"total_cents"`
-	Checklist             []ChecklistItem        `bun:"checklist,type:jsonb"`
+	Checklist             []ServiceOrderChecklistItem        `bun:"checklist,type:jsonb"`
 	TechnicianCompletions []TechnicianCompletion `bun:"technician_completions,type:jsonb"`
 	AppointmentID         *string                `bun:"appointment_id"`
 	QuoteID               *string                `bun:"quote_id"`
@@ -94,9 +94,9 @@ type Order struct {
 	UpdatedAt             time.Time              `bun:"updated_at"`
 }
 
-// View is an order as GET /service_orders/{id} returns it; events carry
+// ServiceOrder is an order as GET /service_orders/{id} returns it; events carry
 // exactly this.
-type View struct {
+type ServiceOrder struct {
 	Object                string                 `json:"object"`
 	ID                    string                 `json:"id"`
 	Number                int64                  `json:"number"`
@@ -116,12 +116,12 @@ type View struct {
 	CanceledAt            *apitime.Time          `json:"canceled_at"`
 	Priority              string                 `json:"priority"`
 	InternalNotes         string                 `json:"internal_notes"`
-	Items                 []OrderItem            `json:"items"`
+	Items                 []ServiceOrderItem            `json:"items"`
 	SubtotalCents         int64                  `json:"subtotal_cents"`
 	DiscountCents         int64                  `json:"discount_cents"`
 	AdditionalCostsCents  int64                  `json:"additional_costs_cents"`
 	TotalCents            int64                  `json:"total_cents"`
-	Checklist             []ChecklistItem        `json:"checklist"`
+	Checklist             []ServiceOrderChecklistItem        `json:"checklist"`
 	TechnicianCompletions []TechnicianCompletion `json:"technician_completions"`
 	AppointmentID         *string                `json:"appointment_id"`
 	QuoteID               *string                `json:"quote_id"`
@@ -130,8 +130,8 @@ type View struct {
 }
 
 // View renders the GET representation.
-func (o *Order) View() View {
-	return View{
+func (o *Row) View() ServiceOrder {
+	return ServiceOrder{
 		Object: "service_order", ID: o.ID, Number: o.Number, Status: o.Status,
 		ClientID: o.ClientID, ClientName: o.ClientName, ClientPhone: o.ClientPhone,
 		ClientDescription: o.ClientDescription, ServiceAddress: o.ServiceAddress, TypeID: o.TypeID,
@@ -148,11 +148,11 @@ func (o *Order) View() View {
 
 // Closed reports a completed or canceled order: edits, start, complete and
 // cancel are refused (409); only POST /status reopens it.
-func (o *Order) Closed() bool { return o.Status == StatusCompleted || o.Status == StatusCanceled }
+func (o *Row) Closed() bool { return o.Status == StatusCompleted || o.Status == StatusCanceled }
 
 // technicians returns the technician in charge (when set) followed by the
 // support team.
-func (o *Order) technicians() []string {
+func (o *Row) technicians() []string {
 	var out []string
 	if o.TechnicianID != nil {
 		out = append(out, *o.TechnicianID)
@@ -177,15 +177,15 @@ func at(t *time.Time) *apitime.Time {
 
 // Get reads an order of the transaction's company; another company's id or a
 // malformed one is 404 resource_not_found.
-func Get(ctx context.Context, tx bun.IDB, id string) (*Order, error) {
+func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 	return get(ctx, tx, id, false)
 }
 
-func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Order, error) {
+func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
 	if !ids.Valid(IDPrefix, id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	o := new(Order)
+	o := new(Row)
 	q := tx.NewSelect().Model(o).Where("id = ?", id)
 	if forUpdate {
 		q = q.For("UPDATE")
@@ -197,7 +197,7 @@ func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Order, er
 }
 
 // save writes every mutable column of o.
-func save(ctx context.Context, tx bun.IDB, o *Order) error {
+func save(ctx context.Context, tx bun.IDB, o *Row) error {
 	if _, err := tx.NewUpdate().Model(o).ExcludeColumn("id", "company_id", "number", "created_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("orders: save: %w", err)
 	}

@@ -13,11 +13,11 @@ import (
 )
 
 // getType reads a type of the company (404 otherwise).
-func getType(ctx context.Context, tx bun.IDB, id string) (*Type, error) {
+func getType(ctx context.Context, tx bun.IDB, id string) (*ServiceOrderType, error) {
 	if !ids.Valid("sot", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	t := new(Type)
+	t := new(ServiceOrderType)
 	if err := tx.NewSelect().Model(t).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
 	}

@@ -19,13 +19,13 @@ import (
 // EventFinancialTransactionCreated is recorded when completion posts revenue.
 const EventFinancialTransactionCreated = "financial_transaction.created"
 
-// StatusInput is the body of POST /service_orders/{id}/status.
-type StatusInput struct {
+// ServiceOrderStatusChange is the body of POST /service_orders/{id}/status.
+type ServiceOrderStatusChange struct {
 	Status *string `json:"status"`
 }
 
-// CompleteInput is the body of POST /service_orders/{id}/complete.
-type CompleteInput struct {
+// ServiceOrderComplete is the body of POST /service_orders/{id}/complete.
+type ServiceOrderComplete struct {
 	// LinkFinancialTransaction posts the order's total to finance as
 	// revenue; the caller checks finance:create before.
 	LinkFinancialTransaction bool `json:"link_financial_transaction"`
@@ -35,7 +35,7 @@ type CompleteInput struct {
 // in_progress sets started_at once, entering completed or canceled sets
 // completed_at or canceled_at, leaving them clears it (a reopened order is
 // neither completed nor canceled).
-func (o *Order) setStatus(status string, now time.Time) {
+func (o *Row) setStatus(status string, now time.Time) {
 	if o.Status == status {
 		return
 	}
@@ -70,11 +70,11 @@ func validStatus(s *string) error {
 
 // SetStatus is POST /status: any status to any other, the only way to
 // reopen a completed or canceled order. The same status changes nothing.
-func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id string, in StatusInput) (*Order, error) {
+func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderStatusChange) (*Row, error) {
 	if err := validStatus(in.Status); err != nil {
 		return nil, err
 	}
-	return mutate(ctx, tx, w, id, func(o *Order) error {
+	return mutate(ctx, tx, w, id, func(o *Row) error {
 		o.setStatus(*in.Status, w.At)
 		return nil
 	})
@@ -82,8 +82,8 @@ func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id string, in S
 
 // Start is POST /start: an open order goes to in_progress with started_at
 // set (kept when it already started); completed or canceled is 409.
-func Start(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Order, error) {
-	return mutate(ctx, tx, w, id, func(o *Order) error {
+func Start(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+	return mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -94,8 +94,8 @@ func Start(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Order,
 
 // Cancel is POST /cancel: an open order becomes canceled; completed or
 // canceled is 409.
-func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Order, error) {
-	return mutate(ctx, tx, w, id, func(o *Order) error {
+func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+	return mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -108,12 +108,12 @@ func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Order
 // required checklist item is done and the technicians' completion order of
 // the company is respected (409 otherwise, and when already completed or
 // canceled). With LinkFinancialTransaction the total is posted to finance.
-func Complete(ctx context.Context, tx bun.IDB, w streams.Write, id string, in CompleteInput) (*Order, error) {
+func Complete(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderComplete) (*Row, error) {
 	c, err := loadContext(ctx, tx, w.CompanyID)
 	if err != nil {
 		return nil, err
 	}
-	o, err := mutate(ctx, tx, w, id, func(o *Order) error {
+	o, err := mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() || o.openRequired() || !o.completionRespected(c.TechnicianCompletionOrder) {
 			return apierr.New(apierr.Conflict)
 		}
@@ -135,12 +135,12 @@ func Complete(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Co
 // (company time zone) on the default account. An order that already has a
 // live revenue entry (completed, reopened and completed again) is not
 // posted twice; a zero total posts nothing.
-func postRevenue(ctx context.Context, tx bun.IDB, w streams.Write, o *Order, tz string) error {
+func postRevenue(ctx context.Context, tx bun.IDB, w streams.Write, o *Row, tz string) error {
 	if o.TotalCents == 0 {
 		return nil
 	}
 	var existing string
-	err := tx.NewSelect().Model((*finance.Transaction)(nil)).Column("id").Where("service_order_id = ?", o.ID).
+	err := tx.NewSelect().Model((*finance.TransactionRow)(nil)).Column("id").Where("service_order_id = ?", o.ID).
 		Where("status <> 'canceled'").Limit(1).Scan(ctx, &existing)
 	switch {
 	case err == nil:
@@ -153,7 +153,7 @@ func postRevenue(ctx context.Context, tx bun.IDB, w streams.Write, o *Order, tz 
 		return err
 	}
 	today := today(tz, w.At)
-	t := &finance.Transaction{AccountID: account, Kind: "income", Status: "open",
+	t := &finance.TransactionRow{AccountID: account, Kind: "income", Status: "open",
 		Description: fmt.Sprintf("OS #%d - %s", o.Number, o.ClientName), AmountCents: o.TotalCents,
 		TransactionDate: today, DueDate: &today, ServiceOrderID: &o.ID}
 	if err := finance.Post(ctx, tx, w.CompanyID, t, w.At); err != nil {

@@ -16,8 +16,8 @@ import (
 	"oficina/schema/page"
 )
 
-// Type is a service order type (2.3).
-type Type struct {
+// ServiceOrderType is a service order type (2.3).
+type ServiceOrderType struct {
 	bun.BaseModel `bun:"table:service_order_types"`
 
 	Object           string    `bun:"-" json:"object"`
@@ -37,7 +37,7 @@ type TypeInput struct {
 	RequiredOnCreate *bool   `json:"required_on_create"`
 }
 
-func (in TypeInput) apply(t *Type) error {
+func (in TypeInput) apply(t *ServiceOrderType) error {
 	if in.Name != nil {
 		t.Name = strings.TrimSpace(*in.Name)
 	}
@@ -54,10 +54,10 @@ func (in TypeInput) apply(t *Type) error {
 }
 
 // ListTypes lists the company's types, newest first.
-func ListTypes(ctx context.Context, tx bun.IDB, p page.Params) (page.List[Type], error) {
-	var rows []Type
+func ListTypes(ctx context.Context, tx bun.IDB, p page.Params) (page.List[ServiceOrderType], error) {
+	var rows []ServiceOrderType
 	if err := p.Apply(tx.NewSelect().Model(&rows), "id").Scan(ctx); err != nil {
-		return page.List[Type]{}, fmt.Errorf("orders: list types: %w", err)
+		return page.List[ServiceOrderType]{}, fmt.Errorf("orders: list types: %w", err)
 	}
 	for i := range rows {
 		rows[i].Object = "service_order_type"
@@ -66,8 +66,8 @@ func ListTypes(ctx context.Context, tx bun.IDB, p page.Params) (page.List[Type],
 }
 
 // CreateType adds a type to the company.
-func CreateType(ctx context.Context, tx bun.IDB, companyID string, in TypeInput, now time.Time) (*Type, error) {
-	t := &Type{ID: ids.New("sot"), CompanyID: companyID, Active: true, CreatedAt: now, UpdatedAt: now}
+func CreateType(ctx context.Context, tx bun.IDB, companyID string, in TypeInput, now time.Time) (*ServiceOrderType, error) {
+	t := &ServiceOrderType{ID: ids.New("sot"), CompanyID: companyID, Active: true, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(t); err != nil {
 		return nil, err
 	}
@@ -79,8 +79,8 @@ func CreateType(ctx context.Context, tx bun.IDB, companyID string, in TypeInput,
 }
 
 // UpdateType changes a type.
-func UpdateType(ctx context.Context, tx bun.IDB, id string, in TypeInput, now time.Time) (*Type, error) {
-	t := new(Type)
+func UpdateType(ctx context.Context, tx bun.IDB, id string, in TypeInput, now time.Time) (*ServiceOrderType, error) {
+	t := new(ServiceOrderType)
 	if err := tx.NewSelect().Model(t).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
 	}

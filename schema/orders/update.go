@@ -13,11 +13,11 @@ import (
 	"oficina/streams"
 )
 
-// UpdateInput is the body of PATCH /service_orders/{id}: any field of the
+// ServiceOrderUpdate is the body of PATCH /service_orders/{id}: any field of the
 // create body (not the switches) plus status. Omitted fields keep their
 // value; null clears a nullable field, empties a text field or list, and is
 // refused for client_name, priority and status.
-type UpdateInput struct {
+type ServiceOrderUpdate struct {
 	ClientID             *string          `json:"client_id"`
 	ClientName           *string          `json:"client_name"`
 	ClientPhone          *string          `json:"client_phone"`
@@ -30,7 +30,7 @@ type UpdateInput struct {
 	ScheduledEnd         *apitime.Time    `json:"scheduled_end"`
 	Priority             *string          `json:"priority"`
 	InternalNotes        *string          `json:"internal_notes"`
-	Items                []OrderItemInput `json:"items"`
+	Items                []ServiceOrderItemInput `json:"items"`
 	DiscountCents        *int64           `json:"discount_cents"`
 	AdditionalCostsCents *int64           `json:"additional_costs_cents"`
 	Status               *string          `json:"status"`
@@ -40,8 +40,8 @@ type UpdateInput struct {
 
 // UnmarshalJSON decodes strictly (unknown fields refused at any depth) and
 // remembers which keys the body carried, so null and omitted differ.
-func (in *UpdateInput) UnmarshalJSON(b []byte) error {
-	type plain UpdateInput
+func (in *ServiceOrderUpdate) UnmarshalJSON(b []byte) error {
+	type plain ServiceOrderUpdate
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode((*plain)(in)); err != nil {
@@ -59,14 +59,14 @@ func (in *UpdateInput) UnmarshalJSON(b []byte) error {
 }
 
 // Has reports whether the body carried the field (null included).
-func (in *UpdateInput) Has(name string) bool { return in.present[name] }
+func (in *ServiceOrderUpdate) Has(name string) bool { return in.present[name] }
 
 // Update is PATCH: a completed or canceled order refuses (409). Changed
 // references are checked like on creation (404), and the company's required
 // fields apply to the fields the body touches.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in UpdateInput) (*Order, error) {
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderUpdate) (*Row, error) {
 	var c *companyContext
-	return mutate(ctx, tx, w, id, func(o *Order) error {
+	return mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -85,7 +85,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Upda
 }
 
 // apply validates the body against o and changes o.
-func (in *UpdateInput) apply(o *Order, w streams.Write) error {
+func (in *ServiceOrderUpdate) apply(o *Row, w streams.Write) error {
 	var f apierr.Fields
 	if in.Has("client_name") {
 		o.ClientName = text(&f, "client_name", in.ClientName, MaxNameLen, true)
@@ -169,7 +169,7 @@ func (in *UpdateInput) apply(o *Order, w streams.Write) error {
 
 // required applies the type rule and the company's required fields to the
 // fields the body touches (an order may predate a newly required field).
-func (in *UpdateInput) required(c *companyContext, o *Order) error {
+func (in *ServiceOrderUpdate) required(c *companyContext, o *Row) error {
 	d := &draft{clientID: o.ClientID, clientPhone: o.ClientPhone, clientDescription: o.ClientDescription,
 		serviceAddress: o.ServiceAddress, typeID: o.TypeID, technicianID: o.TechnicianID,
 		support: o.SupportTechnicianIDs, scheduledStart: o.ScheduledStart, scheduledEnd: o.ScheduledEnd,
@@ -187,7 +187,7 @@ func (in *UpdateInput) required(c *companyContext, o *Order) error {
 }
 
 // checkReferences checks the references the body changed (404).
-func (in *UpdateInput) checkReferences(ctx context.Context, tx bun.IDB, o *Order) error {
+func (in *ServiceOrderUpdate) checkReferences(ctx context.Context, tx bun.IDB, o *Row) error {
 	if in.Has("client_id") {
 		if err := checkClient(ctx, tx, o.ClientID); err != nil {
 			return err

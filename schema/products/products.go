@@ -18,8 +18,8 @@ import (
 	"oficina/schema/ids"
 )
 
-// Product is a stored product.
-type Product struct {
+// Row is a stored product.
+type Row struct {
 	bun.BaseModel `bun:"table:products,alias:p"`
 
 	ID                    string    `bun:"id,pk"`
@@ -37,11 +37,11 @@ type Product struct {
 	// variations asked for (JSON rows).
 	HasVariations bool            `bun:"has_variations,scanonly"`
 	Picked        json.RawMessage `bun:"picked,scanonly"`
-	Variations    []Variation     `bun:"-"`
+	Variations    []VariationRow     `bun:"-"`
 }
 
-// Variation is a variation of a product (size, colour, …).
-type Variation struct {
+// VariationRow is a variation of a product (size, colour, …).
+type VariationRow struct {
 	bun.BaseModel `bun:"table:product_variations,alias:v"`
 
 	ID                    string    `bun:"id,pk" json:"id"`
@@ -66,8 +66,8 @@ func SalePrice(price int64, promo *int64) int64 {
 	return price
 }
 
-// View is the representation of a product (admin API and events).
-type View struct {
+// Product is the representation of a product (admin API and events).
+type Product struct {
 	Object                string          `json:"object"`
 	ID                    string          `json:"id"`
 	Name                  string          `json:"name"`
@@ -76,13 +76,13 @@ type View struct {
 	PromotionalPriceCents *int64          `json:"promotional_price_cents"`
 	StockQuantity         int64           `json:"stock_quantity"`
 	Active                bool            `json:"active"`
-	Variations            []VariationView `json:"variations"`
+	Variations            []ProductVariation `json:"variations"`
 	CreatedAt             apitime.Time    `json:"created_at"`
 	UpdatedAt             apitime.Time    `json:"updated_at"`
 }
 
-// VariationView is a variation inside a product's view.
-type VariationView struct {
+// ProductVariation is a variation inside a product's view.
+type ProductVariation struct {
 	Object                string  `json:"object"`
 	ID                    string  `json:"id"`
 	Name                  string  `json:"name"`
@@ -94,16 +94,16 @@ type VariationView struct {
 
 // View renders the product; a product with variations shows the sum of
 // their stock as its own.
-func (p *Product) View() View {
-	v := View{Object: "product", ID: p.ID, Name: p.Name, SKU: p.SKU, PriceCents: p.PriceCents,
+func (p *Row) View() Product {
+	v := Product{Object: "product", ID: p.ID, Name: p.Name, SKU: p.SKU, PriceCents: p.PriceCents,
 		PromotionalPriceCents: p.PromotionalPriceCents, StockQuantity: p.StockQuantity, Active: p.Active,
-		Variations: make([]VariationView, len(p.Variations)),
+		Variations: make([]ProductVariation, len(p.Variations)),
 		CreatedAt:  apitime.At(p.CreatedAt), UpdatedAt: apitime.At(p.UpdatedAt)}
 	if len(p.Variations) > 0 {
 		v.StockQuantity = 0
 	}
 	for i, x := range p.Variations {
-		v.Variations[i] = VariationView{Object: "product_variation", ID: x.ID, Name: x.Name, SKU: x.SKU,
+		v.Variations[i] = ProductVariation{Object: "product_variation", ID: x.ID, Name: x.Name, SKU: x.SKU,
 			PriceCents: x.PriceCents, PromotionalPriceCents: x.PromotionalPriceCents, StockQuantity: x.StockQuantity}
 		v.StockQuantity += x.StockQuantity
 	}
@@ -111,11 +111,11 @@ func (p *Product) View() View {
 }
 
 // Get reads a product with its variations; forUpdate locks the product row.
-func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Product, error) {
+func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
 	if !ids.Valid("prd", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	p := new(Product)
+	p := new(Row)
 	q := tx.NewSelect().Model(p).Where("p.id = ?", id)
 	if forUpdate {
 		q = q.For("UPDATE")
@@ -133,9 +133,9 @@ func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Product, 
 // Lookup reads, in one query, the products with the given ids (missing ones
 // are absent from the map), each with HasVariations set, and those of the
 // given variations that belong to them. Sales call it once per write.
-func Lookup(ctx context.Context, tx bun.IDB, productIDs, variationIDs []string) (map[string]*Product, map[string]*Variation, error) {
-	ps := map[string]*Product{}
-	vs := map[string]*Variation{}
+func Lookup(ctx context.Context, tx bun.IDB, productIDs, variationIDs []string) (map[string]*Row, map[string]*VariationRow, error) {
+	ps := map[string]*Row{}
+	vs := map[string]*VariationRow{}
 	if len(productIDs) == 0 {
 		return ps, vs, nil
 	}
@@ -144,7 +144,7 @@ func Lookup(ctx context.Context, tx bun.IDB, productIDs, variationIDs []string) 
 	}
 	// A function, so PostgreSQL keeps the plan of a query every sale runs
 	// (migration plan_cached_counters_stock).
-	var rows []Product
+	var rows []Row
 	err := tx.NewRaw("SELECT * FROM oficina_product_lookup(?, ?)", pgdialect.Array(productIDs), pgdialect.Array(variationIDs)).
 		Scan(ctx, &rows)
 	if err != nil {
@@ -153,7 +153,7 @@ func Lookup(ctx context.Context, tx bun.IDB, productIDs, variationIDs []string) 
 	for i := range rows {
 		p := &rows[i]
 		ps[p.ID] = p
-		var picked []Variation
+		var picked []VariationRow
 		if err := json.Unmarshal(p.Picked, &picked); err != nil {
 			return nil, nil, fmt.Errorf("products: lookup variations: %w", err)
 		}

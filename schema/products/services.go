@@ -16,8 +16,8 @@ import (
 	"oficina/streams"
 )
 
-// Service is an entry of the company's service catalogue.
-type Service struct {
+// ServiceRow is an entry of the company's service catalogue.
+type ServiceRow struct {
 	bun.BaseModel `bun:"table:services,alias:svc"`
 
 	ID             string    `bun:"id,pk"`
@@ -29,8 +29,8 @@ type Service struct {
 	UpdatedAt      time.Time `bun:"updated_at"`
 }
 
-// ServiceView is the representation of a service.
-type ServiceView struct {
+// Service is the representation of a service.
+type Service struct {
 	Object         string       `json:"object"`
 	ID             string       `json:"id"`
 	Name           string       `json:"name"`
@@ -41,19 +41,19 @@ type ServiceView struct {
 }
 
 // View renders the service.
-func (s *Service) View() ServiceView {
-	return ServiceView{Object: "service", ID: s.ID, Name: s.Name, BasePriceCents: s.BasePriceCents, Active: s.Active,
+func (s *ServiceRow) View() Service {
+	return Service{Object: "service", ID: s.ID, Name: s.Name, BasePriceCents: s.BasePriceCents, Active: s.Active,
 		CreatedAt: apitime.At(s.CreatedAt), UpdatedAt: apitime.At(s.UpdatedAt)}
 }
 
-// ServiceInput creates or changes a service (dashboard action).
-type ServiceInput struct {
+// ServiceCreate creates or changes a service (dashboard action).
+type ServiceCreate struct {
 	Name           field.Opt[string] `json:"name"`
 	BasePriceCents field.Opt[int64]  `json:"base_price_cents"`
 	Active         field.Opt[bool]   `json:"active"`
 }
 
-func (in *ServiceInput) apply(s *Service) error {
+func (in *ServiceCreate) apply(s *ServiceRow) error {
 	var f apierr.Fields
 	if in.Name.Set {
 		s.Name = strings.TrimSpace(in.Name.Value)
@@ -74,11 +74,11 @@ func (in *ServiceInput) apply(s *Service) error {
 }
 
 // GetService reads a service.
-func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Service, error) {
+func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*ServiceRow, error) {
 	if !ids.Valid("svc", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	s := new(Service)
+	s := new(ServiceRow)
 	q := tx.NewSelect().Model(s).Where("svc.id = ?", id)
 	if forUpdate {
 		q = q.For("UPDATE")
@@ -90,8 +90,8 @@ func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Se
 }
 
 // CreateService adds a service and records service.created.
-func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceInput) (*Service, error) {
-	s := &Service{ID: ids.New("svc"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
+func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceCreate) (*ServiceRow, error) {
+	s := &ServiceRow{ID: ids.New("svc"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	if err := in.apply(s); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceI
 
 // UpdateService changes a service and records service.updated when its
 // representation changed.
-func UpdateService(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceInput) (*Service, error) {
+func UpdateService(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceCreate) (*ServiceRow, error) {
 	s, err := GetService(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

@@ -25,8 +25,8 @@ const (
 	ReasonSaleCanceled = "sale_canceled"
 )
 
-// Movement is an entry of the stock ledger.
-type Movement struct {
+// MovementRow is an entry of the stock ledger.
+type MovementRow struct {
 	bun.BaseModel `bun:"table:stock_movements,alias:m"`
 
 	ID           string    `bun:"id,pk"`
@@ -40,9 +40,9 @@ type Movement struct {
 	CreatedAt    time.Time `bun:"created_at"`
 }
 
-// MovementView is the representation of a movement (stock.changed events,
+// StockMovement is the representation of a movement (stock.changed events,
 // admin API). A ledger movement has only created_at (spec 2.1).
-type MovementView struct {
+type StockMovement struct {
 	Object       string       `json:"object"`
 	ID           string       `json:"id"`
 	ProductID    string       `json:"product_id"`
@@ -55,13 +55,13 @@ type MovementView struct {
 }
 
 // View renders the movement.
-func (m *Movement) View() MovementView {
-	return MovementView{Object: "stock_movement", ID: m.ID, ProductID: m.ProductID, VariationID: m.VariationID,
+func (m *MovementRow) View() StockMovement {
+	return StockMovement{Object: "stock_movement", ID: m.ID, ProductID: m.ProductID, VariationID: m.VariationID,
 		Quantity: m.Quantity, BalanceAfter: m.BalanceAfter, Reason: m.Reason, SaleID: m.SaleID, CreatedAt: apitime.At(m.CreatedAt)}
 }
 
 // MovementChanges are the stock.changed events of movements.
-func MovementChanges(ms []Movement) []streams.Change {
+func MovementChanges(ms []MovementRow) []streams.Change {
 	out := make([]streams.Change, len(ms))
 	for i := range ms {
 		out[i] = streams.Change{Type: "stock.changed", Object: ms[i].View()}
@@ -106,7 +106,7 @@ func Merge(ds []Delta) []Delta {
 // one ledger movement each (stock may go negative: a sale is never refused
 // for lack of stock). A product or variation deleted meanwhile is skipped.
 // The caller records MovementChanges of the result in its write.
-func Move(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]Movement, error) {
+func Move(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]MovementRow, error) {
 	out, err := Apply(ctx, tx, companyID, deltas, reason, saleID, now)
 	if err != nil || len(out) == 0 {
 		return nil, err
@@ -121,10 +121,10 @@ func Move(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, rea
 // (sales batch them with the rest of their write). The stock rows are
 // changed in Merge's order by one call of a function (migration
 // plan_cached_counters_stock): one round trip, and a plan PostgreSQL keeps.
-func Apply(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]Movement, error) {
+func Apply(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]MovementRow, error) {
 	deltas = Merge(deltas)
 	if len(deltas) == 0 {
-		return []Movement{}, nil
+		return []MovementRow{}, nil
 	}
 	pids, vids, qs := make([]string, len(deltas)), make([]*string, len(deltas)), make([]int64, len(deltas))
 	for i, d := range deltas {
@@ -139,10 +139,10 @@ func Apply(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, re
 	if err != nil {
 		return nil, fmt.Errorf("products: move stock: %w", err)
 	}
-	out := make([]Movement, 0, len(rows))
+	out := make([]MovementRow, 0, len(rows))
 	for _, r := range rows {
 		d := deltas[r.Ord-1]
-		out = append(out, Movement{ID: ids.New("stk"), CompanyID: companyID, ProductID: d.ProductID, VariationID: d.VariationID,
+		out = append(out, MovementRow{ID: ids.New("stk"), CompanyID: companyID, ProductID: d.ProductID, VariationID: d.VariationID,
 			Quantity: d.Quantity, BalanceAfter: r.Balance, Reason: reason, SaleID: saleID, CreatedAt: now})
 	}
 	return out, nil
@@ -157,7 +157,7 @@ func SaleBalance(ctx context.Context, tx bun.IDB, saleID string) ([]Delta, error
 		VariationID *string `bun:"variation_id"`
 		Quantity    int64   `bun:"quantity"`
 	}
-	err := tx.NewSelect().Model((*Movement)(nil)).Column("product_id", "variation_id").ColumnExpr("sum(quantity) AS quantity").
+	err := tx.NewSelect().Model((*MovementRow)(nil)).Column("product_id", "variation_id").ColumnExpr("sum(quantity) AS quantity").
 		Where("sale_id = ?", saleID).Group("product_id", "variation_id").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("products: sale stock: %w", err)
@@ -177,7 +177,7 @@ type AdjustInput struct {
 
 // Adjust changes a product's (or variation's) stock and records
 // stock.changed.
-func Adjust(ctx context.Context, tx bun.IDB, w streams.Write, productID string, in AdjustInput) (*Movement, error) {
+func Adjust(ctx context.Context, tx bun.IDB, w streams.Write, productID string, in AdjustInput) (*MovementRow, error) {
 	p, err := Get(ctx, tx, productID, false)
 	if err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func Adjust(ctx context.Context, tx bun.IDB, w streams.Write, productID string, 
 		f.Add("variation_id", "required")
 	case len(p.Variations) == 0 && in.VariationID != nil:
 		f.Add("variation_id", "not_allowed")
-	case in.VariationID != nil && !slices.ContainsFunc(p.Variations, func(v Variation) bool { return v.ID == *in.VariationID }):
+	case in.VariationID != nil && !slices.ContainsFunc(p.Variations, func(v VariationRow) bool { return v.ID == *in.VariationID }):
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
 	if err := f.Err(); err != nil {
@@ -208,13 +208,13 @@ func Adjust(ctx context.Context, tx bun.IDB, w streams.Write, productID string, 
 }
 
 // ListMovements lists a product's ledger, newest first.
-func ListMovements(ctx context.Context, tx bun.IDB, productID string, p page.Params) (page.List[MovementView], error) {
-	var rows []Movement
+func ListMovements(ctx context.Context, tx bun.IDB, productID string, p page.Params) (page.List[StockMovement], error) {
+	var rows []MovementRow
 	if err := p.Apply(tx.NewSelect().Model(&rows).Where("m.product_id = ?", productID), "m.id").Scan(ctx); err != nil {
-		return page.List[MovementView]{}, fmt.Errorf("products: movements: %w", err)
+		return page.List[StockMovement]{}, fmt.Errorf("products: movements: %w", err)
 	}
 	l := page.Wrap(p, rows)
-	out := page.List[MovementView]{Object: "list", HasMore: l.HasMore, Data: make([]MovementView, len(l.Data))}
+	out := page.List[StockMovement]{Object: "list", HasMore: l.HasMore, Data: make([]StockMovement, len(l.Data))}
 	for i := range l.Data {
 		out.Data[i] = l.Data[i].View()
 	}

@@ -54,7 +54,7 @@ type VariationInput struct {
 	StockQuantity         *int64  `json:"stock_quantity"` // new variations only
 }
 
-func (in *Input) apply(p *Product, creating bool, f *apierr.Fields) {
+func (in *Input) apply(p *Row, creating bool, f *apierr.Fields) {
 	if in.Name.Set {
 		p.Name = strings.TrimSpace(in.Name.Value)
 	}
@@ -110,8 +110,8 @@ func checkPrice(f *apierr.Fields, param string, v int64) {
 
 // Create stores a product with its variations and initial stock, and
 // records product.created and one stock.changed per initial stock.
-func Create(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Product, error) {
-	p := &Product{ID: ids.New("prd"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
+func Create(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Row, error) {
+	p := &Row{ID: ids.New("prd"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	var f apierr.Fields
 	in.apply(p, true, &f)
 	if in.StockQuantity != nil && in.Variations != nil && len(*in.Variations) > 0 && *in.StockQuantity != 0 {
@@ -136,7 +136,7 @@ func Create(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Produc
 
 // Update changes a product (dashboard action) and records product.updated
 // when its representation changed.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Input) (*Product, error) {
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Input) (*Row, error) {
 	p, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Inpu
 
 // finish checks SKUs across the catalogue, applies initial stock, reloads
 // the product and records its events.
-func finish(ctx context.Context, tx bun.IDB, w streams.Write, p *Product, deltas []Delta, c streams.Change, before *View) error {
+func finish(ctx context.Context, tx bun.IDB, w streams.Write, p *Row, deltas []Delta, c streams.Change, before *Product) error {
 	if err := checkSKUs(ctx, tx, p.ID); err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func finish(ctx context.Context, tx bun.IDB, w streams.Write, p *Product, deltas
 
 // syncVariations applies the complete list of variations (nil: unchanged)
 // and returns the initial stock of the new ones.
-func syncVariations(ctx context.Context, tx bun.IDB, p *Product, list *[]VariationInput, now time.Time) ([]Delta, error) {
+func syncVariations(ctx context.Context, tx bun.IDB, p *Row, list *[]VariationInput, now time.Time) ([]Delta, error) {
 	if list == nil {
 		return nil, nil
 	}
@@ -196,17 +196,17 @@ func syncVariations(ctx context.Context, tx bun.IDB, p *Product, list *[]Variati
 		f.Add("variations", "out_of_range")
 		return nil, f.Err()
 	}
-	existing := map[string]*Variation{}
+	existing := map[string]*VariationRow{}
 	for i := range p.Variations {
 		existing[p.Variations[i].ID] = &p.Variations[i]
 	}
 	names := map[string]bool{}
 	keep := map[string]bool{}
-	var rows []Variation
+	var rows []VariationRow
 	var deltas []Delta
 	for i, x := range in {
 		param := "variations[" + strconv.Itoa(i) + "]"
-		v := &Variation{ID: ids.New("pvar"), CompanyID: p.CompanyID, ProductID: p.ID, PriceCents: p.PriceCents, CreatedAt: now}
+		v := &VariationRow{ID: ids.New("pvar"), CompanyID: p.CompanyID, ProductID: p.ID, PriceCents: p.PriceCents, CreatedAt: now}
 		if x.ID != nil {
 			old, ok := existing[*x.ID]
 			if !ok {
@@ -261,13 +261,13 @@ func syncVariations(ctx context.Context, tx bun.IDB, p *Product, list *[]Variati
 		if err := unlink(ctx, tx, "variation_id", gone); err != nil {
 			return nil, err
 		}
-		if _, err := tx.NewDelete().Model((*Variation)(nil)).Where("id IN (?)", bun.In(gone)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*VariationRow)(nil)).Where("id IN (?)", bun.In(gone)).Exec(ctx); err != nil {
 			return nil, fmt.Errorf("products: delete variations: %w", err)
 		}
 	}
 	// Names are unique per product: free the old names before writing.
 	if len(keep) > 0 {
-		if _, err := tx.NewUpdate().Model((*Variation)(nil)).Set("name = id").
+		if _, err := tx.NewUpdate().Model((*VariationRow)(nil)).Set("name = id").
 			Where("id IN (?)", bun.In(slices.Collect(maps.Keys(keep)))).Exec(ctx); err != nil {
 			return nil, fmt.Errorf("products: rename variations: %w", err)
 		}
@@ -318,7 +318,7 @@ func conflictOr(err error, what string) error {
 // Delete removes a product (dashboard action). Sale items keep their name
 // and lose product_id and variation_id, and the product's stock movements
 // are deleted; the write yields only product.deleted (spec 6.3 rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Product, error) {
+func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
 	p, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -351,7 +351,7 @@ func unlink(ctx context.Context, tx bun.IDB, column string, deleted []string) er
 	if err != nil {
 		return fmt.Errorf("products: unlink sale items: %w", err)
 	}
-	if _, err := tx.NewDelete().Model((*Movement)(nil)).Where("? IN (?)", bun.Ident(column), bun.In(deleted)).Exec(ctx); err != nil {
+	if _, err := tx.NewDelete().Model((*MovementRow)(nil)).Where("? IN (?)", bun.Ident(column), bun.In(deleted)).Exec(ctx); err != nil {
 		return fmt.Errorf("products: delete movements: %w", err)
 	}
 	if len(sales) == 0 {

@@ -30,8 +30,8 @@ const (
 	StatusExpired  = "expired"
 )
 
-// Item is a quote line.
-type Item struct {
+// QuoteItem is a quote line.
+type QuoteItem struct {
 	Description    string  `json:"description"`
 	Quantity       float64 `json:"quantity"`
 	UnitPriceCents int64   `json:"unit_price_cents"`
@@ -40,8 +40,8 @@ type Item struct {
 	VariationID    *string `json:"variation_id,omitempty"`
 }
 
-// Quote is a stored quote.
-type Quote struct {
+// Row is a stored quote.
+type Row struct {
 	bun.BaseModel `bun:"table:quotes"`
 
 	ID                   string          `bun:"id,pk"`
@@ -50,7 +50,7 @@ type Quote struct {
 	ClientID             *string         `bun:"client_id"`
 	ClientName           string          `bun:"client_name"`
 	Status               string          `bun:"status"`
-	Items                []Item          `bun:"items,type:jsonb"`
+	Items                []QuoteItem          `bun:"items,type:jsonb"`
 	SubtotalCents        int64           `bun:"subtotal_cents"`
 	DiscountCents        int64           `bun:"discount_cents"`
 	AdditionalCostsCents int64           `bun:"additional_costs_cents"`
@@ -67,15 +67,15 @@ type Quote struct {
 	UpdatedAt            time.Time       `bun:"updated_at"`
 }
 
-// View is the GET representation of a quote.
-type View struct {
+// Quote is the GET representation of a quote.
+type Quote struct {
 	Object               string          `json:"object"`
 	ID                   string          `json:"id"`
 	Number               int64           `json:"number"`
 	ClientID             *string         `json:"client_id"`
 	ClientName           string          `json:"client_name"`
 	Status               string          `json:"status"`
-	Items                []Item          `json:"items"`
+	Items                []QuoteItem          `json:"items"`
 	SubtotalCents        int64           `json:"subtotal_cents"`
 	DiscountCents        int64           `json:"discount_cents"`
 	AdditionalCostsCents int64           `json:"additional_costs_cents"`
@@ -90,12 +90,12 @@ type View struct {
 }
 
 // View renders the GET representation.
-func (q *Quote) View() View {
+func (q *Row) View() Quote {
 	items := q.Items
 	if items == nil {
-		items = []Item{}
+		items = []QuoteItem{}
 	}
-	return View{Object: "quote", ID: q.ID, Number: q.Number, ClientID: q.ClientID, ClientName: q.ClientName,
+	return Quote{Object: "quote", ID: q.ID, Number: q.Number, ClientID: q.ClientID, ClientName: q.ClientName,
 		Status: q.Status, Items: items, SubtotalCents: q.SubtotalCents, DiscountCents: q.DiscountCents,
 		AdditionalCostsCents: q.AdditionalCostsCents, TotalCents: q.TotalCents, RecurringTotalCents: q.RecurringTotalCents,
 		PaymentPlan: q.PaymentPlan, ValidUntil: at(q.ValidUntil), ApprovedAt: at(q.ApprovedAt), RejectedAt: at(q.RejectedAt),
@@ -111,11 +111,11 @@ func at(t *time.Time) *apitime.Time {
 }
 
 // Get reads a quote; forUpdate locks it (conversions).
-func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Quote, error) {
+func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
 	if !ids.Valid("quo", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	q := new(Quote)
+	q := new(Row)
 	sel := tx.NewSelect().Model(q).Where("id = ?", id)
 	if forUpdate {
 		sel = sel.For("UPDATE")
@@ -126,11 +126,11 @@ func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Quote, er
 	return q, nil
 }
 
-// Input creates a quote (dashboard action).
-type Input struct {
+// QuoteCreate creates a quote (dashboard action).
+type QuoteCreate struct {
 	ClientID             *string         `json:"client_id"`
 	ClientName           string          `json:"client_name"`
-	Items                []Item          `json:"items"`
+	Items                []QuoteItem          `json:"items"`
 	DiscountCents        int64           `json:"discount_cents"`
 	AdditionalCostsCents int64           `json:"additional_costs_cents"`
 	RecurringTotalCents  int64           `json:"recurring_total_cents"`
@@ -141,7 +141,7 @@ type Input struct {
 }
 
 // Create stores a quote with the company's next quote number.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now time.Time) (*Quote, error) {
+func Create(ctx context.Context, tx bun.IDB, companyID string, in QuoteCreate, now time.Time) (*Row, error) {
 	var f apierr.Fields
 	if strings.TrimSpace(in.ClientName) == "" {
 		f.Add("client_name", "required")
@@ -166,13 +166,13 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now tim
 	if err != nil {
 		return nil, err
 	}
-	q := &Quote{ID: ids.New("quo"), CompanyID: companyID, Number: n, ClientID: in.ClientID, ClientName: strings.TrimSpace(in.ClientName),
+	q := &Row{ID: ids.New("quo"), CompanyID: companyID, Number: n, ClientID: in.ClientID, ClientName: strings.TrimSpace(in.ClientName),
 		Status: in.Status, Items: in.Items, SubtotalCents: subtotal, DiscountCents: in.DiscountCents,
 		AdditionalCostsCents: in.AdditionalCostsCents, TotalCents: subtotal - in.DiscountCents + in.AdditionalCostsCents,
 		RecurringTotalCents: in.RecurringTotalCents, PaymentPlan: in.PaymentPlan, Notes: in.Notes,
 		CreatedAt: now, UpdatedAt: now}
 	if q.Items == nil {
-		q.Items = []Item{}
+		q.Items = []QuoteItem{}
 	}
 	if in.ValidUntil != nil {
 		t := in.ValidUntil.Time
@@ -190,7 +190,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, now tim
 // SetStatus changes the status (dashboard action). An approved or canceled
 // quote refuses updates (409), except cancelling an approved one that was
 // not converted.
-func SetStatus(ctx context.Context, tx bun.IDB, id, status string, now time.Time) (*Quote, error) {
+func SetStatus(ctx context.Context, tx bun.IDB, id, status string, now time.Time) (*Row, error) {
 	q, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

@@ -15,33 +15,33 @@ var saleBodies = []struct {
 	check func(body []byte) error
 }{
 	{"POST /sales/{id}/payments", func(b []byte) error {
-		var in PaymentInput
+		var in PaymentCreate
 		if err := wire.DecodeBytes(b, &in); err != nil {
 			return err
 		}
 		return in.validate()
 	}},
 	{"POST /sales/{id}/cancel and payment cancel", func(b []byte) error {
-		var in ReasonInput
+		var in Cancellation
 		return wire.DecodeBytes(b, &in)
 	}},
 	{"PATCH /sales/{id}/installments", func(b []byte) error {
-		var in RescheduleInput
+		var in InstallmentsReschedule
 		return wire.DecodeBytes(b, &in)
 	}},
 	{"POST /sales/{id}/versions", func(b []byte) error {
-		var in SaleVersionInput
+		var in SaleVersionCreate
 		if err := wire.DecodeBytes(b, &in); err != nil {
 			return err
 		}
 		return in.validate()
 	}},
 	{"PATCH /sales/{id}", func(b []byte) error {
-		var in SalePatch
+		var in SaleUpdate
 		return wire.DecodeBytes(b, &in)
 	}},
 	{"POST /quotes/{id}/convert_to_sale", func(b []byte) error {
-		var in ConvertQuoteInput
+		var in QuoteConversion
 		return wire.DecodeBytes(b, &in)
 	}},
 }

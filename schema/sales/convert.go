@@ -17,10 +17,10 @@ import (
 	"oficina/streams"
 )
 
-// ConvertQuoteInput is the body of POST /quotes/{id}/convert_to_sale. Client,
+// QuoteConversion is the body of POST /quotes/{id}/convert_to_sale. Client,
 // items, discount and additional costs come from the quote; the payment
 // plan too unless one is sent; the rest is what creation takes.
-type ConvertQuoteInput struct {
+type QuoteConversion struct {
 	PaymentPlan           *PaymentPlanInput `json:"payment_plan"`
 	SellerID              *string           `json:"seller_id"`
 	ShippingCents         int64             `json:"shipping_cents"`
@@ -41,12 +41,12 @@ type FinanceRequest struct {
 }
 
 // Finance is what the conversion decides about finance.
-func (in *ConvertQuoteInput) Finance() FinanceRequest {
+func (in *QuoteConversion) Finance() FinanceRequest {
 	return financeOf(in.TrackInFinance, in.PaymentPlan)
 }
 
 // Finance is what the creation decides about finance.
-func (in *CreateSaleInput) Finance() FinanceRequest {
+func (in *SaleCreate) Finance() FinanceRequest {
 	return financeOf(in.TrackInFinance, in.PaymentPlan)
 }
 
@@ -59,7 +59,7 @@ func financeOf(track *bool, plan *PaymentPlanInput) FinanceRequest {
 // ConvertQuote turns an approved quote into a sale through the whole
 // creation path, once: a quote that is not approved, or that already became
 // a sale, is 409.
-func ConvertQuote(ctx context.Context, tx bun.IDB, w streams.Write, quoteID string, in ConvertQuoteInput) (*Sale, error) {
+func ConvertQuote(ctx context.Context, tx bun.IDB, w streams.Write, quoteID string, in QuoteConversion) (*Row, error) {
 	q, err := quotes.Get(ctx, tx, quoteID, true)
 	if err != nil {
 		return nil, err
@@ -77,20 +77,20 @@ func ConvertQuote(ctx context.Context, tx bun.IDB, w streams.Write, quoteID stri
 	if in.Notes != nil {
 		notes = *in.Notes
 	}
-	ci := CreateSaleInput{ClientID: q.ClientID, SellerID: in.SellerID, PaymentPlan: plan, DiscountCents: q.DiscountCents,
+	ci := SaleCreate{ClientID: q.ClientID, SellerID: in.SellerID, PaymentPlan: plan, DiscountCents: q.DiscountCents,
 		ShippingCents: in.ShippingCents, AdditionalCostsCents: q.AdditionalCostsCents, SaleDate: in.SaleDate,
 		EstimatedDeliveryDate: in.EstimatedDeliveryDate, Notes: notes, ProductionStatus: in.ProductionStatus,
 		ProductionNotes: in.ProductionNotes, TrackInFinance: in.TrackInFinance, DecrementStock: in.DecrementStock}
 	if err := ci.validate(false); err != nil {
 		return nil, err
 	}
-	s, err := create(ctx, tx, w, ci, CreateOptions{QuoteID: &q.ID, items: func(s *Sale) ([]Item, error) {
+	s, err := create(ctx, tx, w, ci, CreateOptions{QuoteID: &q.ID, items: func(s *Row) ([]ItemRow, error) {
 		return quoteItems(ctx, tx, s, q.Items)
 	}})
 	if err != nil {
 		return nil, err
 	}
-	_, err = tx.NewUpdate().Model((*quotes.Quote)(nil)).Set("converted_sale_id = ?", s.ID).Set("updated_at = ?", w.At).
+	_, err = tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_sale_id = ?", s.ID).Set("updated_at = ?", w.At).
 		Where("id = ?", q.ID).Exec(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sales: mark quote converted: %w", err)
@@ -128,7 +128,7 @@ func quotePlan(raw json.RawMessage) (*PaymentPlanInput, error) {
 // variation, when the product has them) is a catalog item, so stock
 // follows; other lines, and lines whose quantity is not a whole number, are
 // custom items (the latter as one unit at the line's total).
-func quoteItems(ctx context.Context, tx bun.IDB, s *Sale, lines []quotes.Item) ([]Item, error) {
+func quoteItems(ctx context.Context, tx bun.IDB, s *Row, lines []quotes.QuoteItem) ([]ItemRow, error) {
 	if len(lines) == 0 {
 		return nil, apierr.Invalid("items", "required")
 	}
@@ -145,9 +145,9 @@ func quoteItems(ctx context.Context, tx bun.IDB, s *Sale, lines []quotes.Item) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Item, len(lines))
+	out := make([]ItemRow, len(lines))
 	for i, l := range lines {
-		it := Item{ID: ids.New("sli"), CompanyID: s.CompanyID, SaleID: s.ID, Version: 1, Position: i, Type: ItemCustom,
+		it := ItemRow{ID: ids.New("sli"), CompanyID: s.CompanyID, SaleID: s.ID, Version: 1, Position: i, Type: ItemCustom,
 			Name: strings.TrimSpace(l.Description), Quantity: 1, UnitPriceCents: l.TotalCents}
 		if whole := math.Trunc(l.Quantity); whole == l.Quantity && whole >= 1 && whole <= MaxQuantity {
 			it.Quantity, it.UnitPriceCents = int64(whole), l.UnitPriceCents

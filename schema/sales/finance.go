@@ -30,7 +30,7 @@ const (
 // So the open receivables add up to the balance and the paid transactions
 // to paid_cents. known says s.Transactions holds the current rows (a new
 // sale has none); otherwise they are read first.
-func syncFinance(ctx context.Context, tx bun.IDB, s *Sale, known bool, now time.Time, b *batch) ([]streams.Change, error) {
+func syncFinance(ctx context.Context, tx bun.IDB, s *Row, known bool, now time.Time, b *batch) ([]streams.Change, error) {
 	if !s.TrackInFinance {
 		return nil, nil
 	}
@@ -39,8 +39,8 @@ func syncFinance(ctx context.Context, tx bun.IDB, s *Sale, known bool, now time.
 			return nil, err
 		}
 	}
-	byInst := map[string]*finance.Transaction{}
-	byPay := map[string]*finance.Transaction{}
+	byInst := map[string]*finance.TransactionRow{}
+	byPay := map[string]*finance.TransactionRow{}
 	for i := range s.Transactions {
 		t := &s.Transactions[i]
 		switch {
@@ -50,7 +50,7 @@ func syncFinance(ctx context.Context, tx bun.IDB, s *Sale, known bool, now time.
 			byPay[*t.PaymentID] = t
 		}
 	}
-	var want []finance.Transaction
+	var want []finance.TransactionRow
 	live := map[string]bool{}
 	for i := range s.Installments {
 		n := &s.Installments[i]
@@ -70,8 +70,8 @@ func syncFinance(ctx context.Context, tx bun.IDB, s *Sale, known bool, now time.
 	return writeTransactions(tx, s, want, now, b)
 }
 
-func receivable(s *Sale, n *Installment, old *finance.Transaction) finance.Transaction {
-	t := finance.Transaction{CompanyID: s.CompanyID, Kind: "income", Description: descReceivable,
+func receivable(s *Row, n *InstallmentRow, old *finance.TransactionRow) finance.TransactionRow {
+	t := finance.TransactionRow{CompanyID: s.CompanyID, Kind: "income", Description: descReceivable,
 		SaleID: &s.ID, InstallmentID: &n.ID, TransactionDate: s.SaleDate}
 	if old != nil {
 		t = *old
@@ -92,7 +92,7 @@ func receivable(s *Sale, n *Installment, old *finance.Transaction) finance.Trans
 	return t
 }
 
-func received(s *Sale, y *Payment, old *finance.Transaction) finance.Transaction {
+func received(s *Row, y *PaymentRow, old *finance.TransactionRow) finance.TransactionRow {
 	if old != nil {
 		t := *old
 		if !y.Active() {
@@ -105,7 +105,7 @@ func received(s *Sale, y *Payment, old *finance.Transaction) finance.Transaction
 	if acc == nil {
 		acc = s.AccountID
 	}
-	t := finance.Transaction{CompanyID: s.CompanyID, Kind: "income", Status: finance.StatusPaid, Description: descReceived,
+	t := finance.TransactionRow{CompanyID: s.CompanyID, Kind: "income", Status: finance.StatusPaid, Description: descReceived,
 		AmountCents: y.AmountCents, TransactionDate: paid, PaymentDate: &paid, SaleID: &s.ID, PaymentID: &y.ID, AccountID: acc}
 	if !y.Active() || s.CanceledAt != nil {
 		t.Status = finance.StatusCanceled
@@ -116,12 +116,12 @@ func received(s *Sale, y *Payment, old *finance.Transaction) finance.Transaction
 // writeTransactions adds to b the inserts of new transactions and the
 // updates of changed ones, returning financial_transaction.created/updated
 // events.
-func writeTransactions(tx bun.IDB, s *Sale, want []finance.Transaction, now time.Time, b *batch) ([]streams.Change, error) {
-	old := map[string]*finance.Transaction{}
+func writeTransactions(tx bun.IDB, s *Row, want []finance.TransactionRow, now time.Time, b *batch) ([]streams.Change, error) {
+	old := map[string]*finance.TransactionRow{}
 	for i := range s.Transactions {
 		old[s.Transactions[i].ID] = &s.Transactions[i]
 	}
-	var add []finance.Transaction
+	var add []finance.TransactionRow
 	var changes []streams.Change
 	for _, t := range want {
 		if t.ID == "" {
@@ -153,7 +153,7 @@ func writeTransactions(tx bun.IDB, s *Sale, want []finance.Transaction, now time
 	return changes, nil
 }
 
-func sameTransaction(a, b *finance.Transaction) bool {
+func sameTransaction(a, b *finance.TransactionRow) bool {
 	return eqPtr(a.AccountID, b.AccountID) && a.Status == b.Status && a.AmountCents == b.AmountCents &&
 		eqPtr(a.OriginalAmountCents, b.OriginalAmountCents) && sameDate(a.DueDate, b.DueDate) &&
 		sameDate(a.PaymentDate, b.PaymentDate)
@@ -167,4 +167,4 @@ func eqPtr[T comparable](a, b *T) bool {
 }
 
 // financeTx is a finance transaction of a sale.
-type financeTx = finance.Transaction
+type financeTx = finance.TransactionRow

@@ -27,7 +27,7 @@ func FuzzCreateSaleRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in CreateSaleInput
+		var in SaleCreate
 		err := wire.DecodeBytes(body, &in)
 		if err == nil {
 			err = in.Validate()
@@ -51,8 +51,8 @@ func FuzzCreateSaleRequest(f *testing.F) {
 // dryRun runs the creation rules that need no database on a request whose
 // items are all custom: totals, the plan, its installments and upfront
 // payment, and the invariants they must keep.
-func dryRun(in *CreateSaleInput) error {
-	s := &Sale{ID: "sale_fuzz", CompanyID: "co_fuzz", DiscountCents: in.DiscountCents, ShippingCents: in.ShippingCents,
+func dryRun(in *SaleCreate) error {
+	s := &Row{ID: "sale_fuzz", CompanyID: "co_fuzz", DiscountCents: in.DiscountCents, ShippingCents: in.ShippingCents,
 		AdditionalCostsCents: in.AdditionalCostsCents, SaleDate: apitime.Date{}}
 	for i, it := range in.Items {
 		if it.Type != ItemCustom {
@@ -62,7 +62,7 @@ func dryRun(in *CreateSaleInput) error {
 		if it.Quantity != nil {
 			q = *it.Quantity
 		}
-		s.Items = append(s.Items, Item{Position: i, Type: ItemCustom, Quantity: q, UnitPriceCents: *it.UnitPriceCents,
+		s.Items = append(s.Items, ItemRow{Position: i, Type: ItemCustom, Quantity: q, UnitPriceCents: *it.UnitPriceCents,
 			TotalPriceCents: q * *it.UnitPriceCents})
 	}
 	if err := totals(s); err != nil {

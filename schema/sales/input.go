@@ -21,9 +21,9 @@ const (
 	MaxText         = 10000
 )
 
-// CreateSaleInput is the body of POST /sales. Totals are never sent: they are
+// SaleCreate is the body of POST /sales. Totals are never sent: they are
 // computed from the items, discount, shipping and additional costs.
-type CreateSaleInput struct {
+type SaleCreate struct {
 	ClientID              *string           `json:"client_id"`
 	SellerID              *string           `json:"seller_id"`
 	Items                 []SaleItemInput   `json:"items"`
@@ -60,21 +60,21 @@ type PaymentPlanInput struct {
 	AccountID        *string                `json:"account_id"`
 	PaidAt           *apitime.Date          `json:"paid_at"`
 	EntryAmountCents *int64                 `json:"entry_amount_cents"`
-	Installments     []PlanInstallmentInput `json:"installments"`
+	Installments     []PaymentPlanInstallmentInput `json:"installments"`
 }
 
-// PlanInstallmentInput is an installment of a plan or a schedule.
-type PlanInstallmentInput struct {
+// PaymentPlanInstallmentInput is an installment of a plan or a schedule.
+type PaymentPlanInstallmentInput struct {
 	AmountCents *int64        `json:"amount_cents"`
 	DueDate     *apitime.Date `json:"due_date"`
 }
 
 // Validate checks the request's shape (everything that needs neither the
 // database nor the computed total) and reports every invalid field.
-func (in *CreateSaleInput) Validate() error { return in.validate(true) }
+func (in *SaleCreate) Validate() error { return in.validate(true) }
 
 // validate is Validate; quote conversion takes items from the quote.
-func (in *CreateSaleInput) validate(withItems bool) error {
+func (in *SaleCreate) validate(withItems bool) error {
 	var f apierr.Fields
 	if withItems {
 		validateItems(&f, "items", in.Items, true)
@@ -190,7 +190,7 @@ func (p *PaymentPlanInput) validate(f *apierr.Fields, hasClient bool) {
 }
 
 // validateSchedule checks a list of installments (plan or reschedule).
-func validateSchedule(f *apierr.Fields, param string, list []PlanInstallmentInput) {
+func validateSchedule(f *apierr.Fields, param string, list []PaymentPlanInstallmentInput) {
 	if len(list) == 0 {
 		f.Add(param, "required")
 		return

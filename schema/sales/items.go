@@ -17,7 +17,7 @@ import (
 // promotional price (a variation's, when the product has variations, which
 // then must be chosen). A product or variation of another company, or a
 // variation of another product, is 404. in has passed validation.
-func priceItems(ctx context.Context, tx bun.IDB, s *Sale, version int, param string, in []SaleItemInput) ([]Item, error) {
+func priceItems(ctx context.Context, tx bun.IDB, s *Row, version int, param string, in []SaleItemInput) ([]ItemRow, error) {
 	var pids, vids []string
 	for _, it := range in {
 		if it.Type != ItemCatalog {
@@ -35,7 +35,7 @@ func priceItems(ctx context.Context, tx bun.IDB, s *Sale, version int, param str
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Item, len(in))
+	out := make([]ItemRow, len(in))
 	var f apierr.Fields
 	for i, it := range in {
 		p := param + "[" + strconv.Itoa(i) + "]"
@@ -43,7 +43,7 @@ func priceItems(ctx context.Context, tx bun.IDB, s *Sale, version int, param str
 		if it.Quantity != nil {
 			q = *it.Quantity
 		}
-		item := Item{ID: ids.New("sli"), CompanyID: s.CompanyID, SaleID: s.ID, Version: version, Position: i,
+		item := ItemRow{ID: ids.New("sli"), CompanyID: s.CompanyID, SaleID: s.ID, Version: version, Position: i,
 			Type: it.Type, Quantity: q}
 		if it.Type == ItemCustom {
 			item.Name, item.UnitPriceCents = strings.TrimSpace(*it.Name), *it.UnitPriceCents
@@ -80,7 +80,7 @@ func priceItems(ctx context.Context, tx bun.IDB, s *Sale, version int, param str
 
 // totals sets the sale's subtotal and total from its items, discount,
 // shipping and additional costs; a discount above the rest is 422.
-func totals(s *Sale) error {
+func totals(s *Row) error {
 	s.SubtotalCents = 0
 	for _, it := range s.Items {
 		s.SubtotalCents += it.TotalPriceCents
@@ -95,7 +95,7 @@ func totals(s *Sale) error {
 // stockWanted is what the sale's ledger should have moved: each catalog
 // item's quantity out, unless the sale does not decrement stock or is
 // canceled.
-func stockWanted(s *Sale) []products.Delta {
+func stockWanted(s *Row) []products.Delta {
 	if !s.DecrementStock || s.CanceledAt != nil {
 		return nil
 	}

@@ -87,19 +87,19 @@ func planFor(in *PaymentPlanInput, total int64, saleDate apitime.Date) (PaymentP
 	if err := fit("payment_plan.installments", amounts, due, 1); err != nil {
 		return p, nil, err
 	}
-	p.Installments = make([]PlanInstallment, len(amounts))
+	p.Installments = make([]PaymentPlanInstallment, len(amounts))
 	for i, a := range amounts {
-		p.Installments[i] = PlanInstallment{AmountCents: a, DueDate: *in.Installments[i].DueDate}
+		p.Installments[i] = PaymentPlanInstallment{AmountCents: a, DueDate: *in.Installments[i].DueDate}
 		drafts = append(drafts, draft{Kind: KindInstallment, Amount: a, Due: *in.Installments[i].DueDate})
 	}
 	return p, drafts, nil
 }
 
 // newInstallments turns drafts into installments of sale s.
-func newInstallments(s *Sale, drafts []draft, e Env) []Installment {
-	out := make([]Installment, len(drafts))
+func newInstallments(s *Row, drafts []draft, e Env) []InstallmentRow {
+	out := make([]InstallmentRow, len(drafts))
 	for i, d := range drafts {
-		out[i] = Installment{ID: ids.New("ins"), CompanyID: s.CompanyID, SaleID: s.ID, Kind: d.Kind, AmountCents: d.Amount,
+		out[i] = InstallmentRow{ID: ids.New("ins"), CompanyID: s.CompanyID, SaleID: s.ID, Kind: d.Kind, AmountCents: d.Amount,
 			DueDate: d.Due, CreatedAt: e.Write.At, UpdatedAt: e.Write.At}
 		out[i].Status = statusFor(&out[i], e.Today())
 	}
@@ -107,7 +107,7 @@ func newInstallments(s *Sale, drafts []draft, e Env) []Installment {
 }
 
 // statusFor is an installment's status from its amounts and due date.
-func statusFor(n *Installment, today apitime.Date) string {
+func statusFor(n *InstallmentRow, today apitime.Date) string {
 	switch {
 	case n.Status == InstCanceled:
 		return InstCanceled
@@ -119,12 +119,12 @@ func statusFor(n *Installment, today apitime.Date) string {
 	return InstOpen
 }
 
-func isOpen(n *Installment) bool { return n.Status != InstCanceled && n.Remaining() > 0 }
+func isOpen(n *InstallmentRow) bool { return n.Status != InstCanceled && n.Remaining() > 0 }
 
 // allocate applies a payment of amount to the sale's installments: to the
 // target installment (which must exist, 404, and be open, 409) or in
 // due-date order. The caller has checked amount ≤ balance.
-func allocate(s *Sale, y *Payment, target *string, today apitime.Date) error {
+func allocate(s *Row, y *PaymentRow, target *string, today apitime.Date) error {
 	var order []int
 	for i := range s.Installments {
 		n := &s.Installments[i]
@@ -158,7 +158,7 @@ func allocate(s *Sale, y *Payment, target *string, today apitime.Date) error {
 		a := min(left, n.Remaining())
 		n.PaidCents += a
 		left -= a
-		y.Allocations = append(y.Allocations, Allocation{CompanyID: s.CompanyID, PaymentID: y.ID, InstallmentID: n.ID, AmountCents: a})
+		y.Allocations = append(y.Allocations, AllocationRow{CompanyID: s.CompanyID, PaymentID: y.ID, InstallmentID: n.ID, AmountCents: a})
 		if n.Remaining() == 0 {
 			d := y.PaidAt
 			n.PaidDate = &d
@@ -172,7 +172,7 @@ func allocate(s *Sale, y *Payment, target *string, today apitime.Date) error {
 }
 
 // unallocate takes a reversed payment's amounts back off its installments.
-func unallocate(s *Sale, y *Payment, today apitime.Date) {
+func unallocate(s *Row, y *PaymentRow, today apitime.Date) {
 	for _, a := range y.Allocations {
 		for i := range s.Installments {
 			n := &s.Installments[i]
@@ -187,7 +187,7 @@ func unallocate(s *Sale, y *Payment, today apitime.Date) {
 
 // settle recomputes the sale's money fields from its payments and
 // installments, and refreshes installment statuses against today.
-func settle(s *Sale, today apitime.Date) {
+func settle(s *Row, today apitime.Date) {
 	s.PaidCents = 0
 	for i := range s.Payments {
 		if s.Payments[i].Active() {
@@ -210,10 +210,10 @@ func settle(s *Sale, today apitime.Date) {
 	}
 }
 
-// ScheduleEntry is an installment of a new schedule (reschedule, version):
+// InstallmentsRescheduleEntry is an installment of a new schedule (reschedule, version):
 // with id it changes that open installment (amount_cents is its full
 // amount, including what was already paid on it); without id it adds one.
-type ScheduleEntry struct {
+type InstallmentsRescheduleEntry struct {
 	ID          *string       `json:"id"`
 	AmountCents *int64        `json:"amount_cents"`
 	DueDate     *apitime.Date `json:"due_date"`
@@ -222,7 +222,7 @@ type ScheduleEntry struct {
 // replan replaces the open installments with entries so that what remains
 // to receive equals balance. Open installments left out are removed, or,
 // when partly paid, keep only what was paid (and so become paid).
-func replan(s *Sale, param string, entries []ScheduleEntry, balance int64, e Env) error {
+func replan(s *Row, param string, entries []InstallmentsRescheduleEntry, balance int64, e Env) error {
 	var f apierr.Fields
 	if len(entries) > MaxInstallments {
 		f.Add(param, "out_of_range")
@@ -316,7 +316,7 @@ func replan(s *Sale, param string, entries []ScheduleEntry, balance int64, e Env
 }
 
 // openBalance is what the open installments still have to receive.
-func openBalance(s *Sale) int64 {
+func openBalance(s *Row) int64 {
 	var b int64
 	for i := range s.Installments {
 		if isOpen(&s.Installments[i]) {
@@ -327,7 +327,7 @@ func openBalance(s *Sale) int64 {
 }
 
 // clone copies a sale deeply enough for the rules above to change the copy.
-func (s *Sale) clone() *Sale {
+func (s *Row) clone() *Row {
 	c := *s
 	c.Items = slices.Clone(s.Items)
 	c.Installments = slices.Clone(s.Installments)

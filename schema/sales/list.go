@@ -77,8 +77,8 @@ func ParseFilter(q url.Values) (Filter, error) {
 }
 
 // List lists sales, newest first, rendered with or without finance.
-func List(ctx context.Context, tx bun.IDB, p page.Params, f Filter, withFinance bool) (page.List[SaleView], error) {
-	var rows []Sale
+func List(ctx context.Context, tx bun.IDB, p page.Params, f Filter, withFinance bool) (page.List[Sale], error) {
+	var rows []Row
 	q := tx.NewSelect().Model(&rows)
 	if f.SaleDateAfter != nil {
 		q = q.Where("s.sale_date >= ?", *f.SaleDateAfter)
@@ -96,28 +96,28 @@ func List(ctx context.Context, tx bun.IDB, p page.Params, f Filter, withFinance 
 		q = q.Where("(s.canceled_at IS NOT NULL) = ?", *f.Canceled)
 	}
 	if err := p.Apply(q, "s.id").Scan(ctx); err != nil {
-		return page.List[SaleView]{}, fmt.Errorf("sales: list: %w", err)
+		return page.List[Sale]{}, fmt.Errorf("sales: list: %w", err)
 	}
 	l := page.Wrap(p, rows)
-	txs := map[string][]finance.Transaction{}
+	txs := map[string][]finance.TransactionRow{}
 	if withFinance && len(l.Data) > 0 {
 		idList := make([]string, len(l.Data))
 		for i := range l.Data {
 			idList[i] = l.Data[i].ID
 		}
-		var all []finance.Transaction
+		var all []finance.TransactionRow
 		if err := tx.NewSelect().Model(&all).Where("sale_id IN (?)", bun.In(idList)).OrderExpr("id").Scan(ctx); err != nil {
-			return page.List[SaleView]{}, fmt.Errorf("sales: list finance: %w", err)
+			return page.List[Sale]{}, fmt.Errorf("sales: list finance: %w", err)
 		}
 		for _, t := range all {
 			txs[*t.SaleID] = append(txs[*t.SaleID], t)
 		}
 	}
-	out := page.List[SaleView]{Object: "list", HasMore: l.HasMore, Data: make([]SaleView, len(l.Data))}
+	out := page.List[Sale]{Object: "list", HasMore: l.HasMore, Data: make([]Sale, len(l.Data))}
 	for i := range l.Data {
 		s := &l.Data[i]
 		if err := s.decodeChildren(); err != nil {
-			return page.List[SaleView]{}, err
+			return page.List[Sale]{}, err
 		}
 		s.Transactions = txs[s.ID]
 		out.Data[i] = s.View(withFinance)

@@ -60,7 +60,7 @@ func IssueInvoice(ctx context.Context, tx bun.IDB, saleID string, paymentID *str
 		return nil, apierr.New(apierr.Conflict)
 	}
 	if paymentID != nil {
-		i := slices.IndexFunc(s.Payments, func(y Payment) bool { return y.ID == *paymentID })
+		i := slices.IndexFunc(s.Payments, func(y PaymentRow) bool { return y.ID == *paymentID })
 		if i < 0 {
 			return nil, apierr.New(apierr.ResourceNotFound)
 		}
@@ -120,7 +120,7 @@ func PayCommission(ctx context.Context, tx bun.IDB, saleID string, now time.Time
 	if s.CommissionPaidAt != nil {
 		return nil
 	}
-	if _, err := tx.NewUpdate().Model((*Sale)(nil)).Set("commission_paid_at = ?", now).Where("id = ?", s.ID).Exec(ctx); err != nil {
+	if _, err := tx.NewUpdate().Model((*Row)(nil)).Set("commission_paid_at = ?", now).Where("id = ?", s.ID).Exec(ctx); err != nil {
 		return fmt.Errorf("sales: commission paid: %w", err)
 	}
 	return nil
@@ -133,7 +133,7 @@ func Receipt(ctx context.Context, tx bun.IDB, saleID, paymentID string) (string,
 	if err != nil {
 		return "", err
 	}
-	i := slices.IndexFunc(s.Payments, func(y Payment) bool { return y.ID == paymentID })
+	i := slices.IndexFunc(s.Payments, func(y PaymentRow) bool { return y.ID == paymentID })
 	if i < 0 {
 		return "", apierr.New(apierr.ResourceNotFound)
 	}
@@ -145,7 +145,7 @@ func Receipt(ctx context.Context, tx bun.IDB, saleID, paymentID string) (string,
 		return "", err
 	}
 	r := fmt.Sprintf("R-%04d", n)
-	if _, err := tx.NewUpdate().Model((*Payment)(nil)).Set("receipt_number = ?", r).Where("id = ?", paymentID).Exec(ctx); err != nil {
+	if _, err := tx.NewUpdate().Model((*PaymentRow)(nil)).Set("receipt_number = ?", r).Where("id = ?", paymentID).Exec(ctx); err != nil {
 		return "", fmt.Errorf("sales: receipt number: %w", err)
 	}
 	return r, refreshDocs(ctx, tx, saleID)

@@ -32,7 +32,7 @@ func MarkOverdue(ctx context.Context, tx bun.IDB, companyID string, now time.Tim
 	w := streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}, At: now}
 	today := NewEnv(w, tz).Today()
 	var saleIDs []string
-	err := tx.NewSelect().Model((*Installment)(nil)).ColumnExpr("DISTINCT n.sale_id").
+	err := tx.NewSelect().Model((*InstallmentRow)(nil)).ColumnExpr("DISTINCT n.sale_id").
 		Join("JOIN sales AS s ON s.id = n.sale_id").
 		Where("n.status = ?", InstOpen).Where("n.due_date < ?", today).Where("s.canceled_at IS NULL").
 		OrderExpr("n.sale_id").Scan(ctx, &saleIDs)

@@ -25,9 +25,9 @@ func TestOverdueRoutineFollowsTheCompanyTimeZone(t *testing.T) {
 	var id string
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		w := streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
-		s, err := sales.Create(ctx, tx, w, sales.CreateSaleInput{
+		s, err := sales.Create(ctx, tx, w, sales.SaleCreate{
 			Items:       []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("x"), UnitPriceCents: ptr(int64(1000))}},
-			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PlanInstallmentInput{{AmountCents: ptr(int64(1000)), DueDate: day(9)}}},
+			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PaymentPlanInstallmentInput{{AmountCents: ptr(int64(1000)), DueDate: day(9)}}},
 		}, sales.CreateOptions{})
 		if err == nil {
 			id = s.ID
@@ -64,7 +64,7 @@ func TestOverdueRoutineFollowsTheCompanyTimeZone(t *testing.T) {
 	if due(after) || run(after).Sales != 0 {
 		t.Error("second run marked again")
 	}
-	var s *sales.Sale
+	var s *sales.Row
 	var events []streams.OutboxEvent
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error

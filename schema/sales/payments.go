@@ -13,8 +13,8 @@ import (
 	"oficina/streams"
 )
 
-// PaymentInput is the body of POST /sales/{id}/payments (4.4).
-type PaymentInput struct {
+// PaymentCreate is the body of POST /sales/{id}/payments (4.4).
+type PaymentCreate struct {
 	AmountCents   *int64        `json:"amount_cents"`
 	PaidAt        *apitime.Date `json:"paid_at"`
 	PaymentMethod *string       `json:"payment_method"`
@@ -22,7 +22,7 @@ type PaymentInput struct {
 	AccountID     *string       `json:"account_id"`
 }
 
-func (in *PaymentInput) validate() error {
+func (in *PaymentCreate) validate() error {
 	var f apierr.Fields
 	if in.AmountCents == nil {
 		f.Add("amount_cents", "required")
@@ -44,7 +44,7 @@ func (in *PaymentInput) validate() error {
 // sale.payment_registered, sale.paid when the balance reaches zero, and the
 // finance transactions it posts. A canceled or contract-generated sale
 // refuses payments (409).
-func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in PaymentInput) (*Sale, error) {
+func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in PaymentCreate) (*Row, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in
 	if in.InstallmentID != nil && !ids.Valid("ins", *in.InstallmentID) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	y := Payment{ID: ids.New("pay"), CompanyID: o.s.CompanyID, SaleID: o.s.ID, AmountCents: *in.AmountCents,
+	y := PaymentRow{ID: ids.New("pay"), CompanyID: o.s.CompanyID, SaleID: o.s.ID, AmountCents: *in.AmountCents,
 		PaidAt: *in.PaidAt, PaymentMethod: in.PaymentMethod, AccountID: o.s.AccountID,
 		CreatedAt: w.At, UpdatedAt: w.At}
 	if in.AccountID != nil {
@@ -84,8 +84,8 @@ func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in
 	return o.commit()
 }
 
-// ReasonInput is the body of payment reversal and of sale cancellation.
-type ReasonInput struct {
+// Cancellation is the body of payment reversal and of sale cancellation.
+type Cancellation struct {
 	Reason string `json:"reason"`
 }
 
@@ -93,7 +93,7 @@ type ReasonInput struct {
 // installments it paid, paid_cents and payment_status follow, and its
 // finance transaction is canceled. A payment already reversed or with an
 // active invoice is 409.
-func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, paymentID string, in ReasonInput) (*Sale, error) {
+func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
 	if err := f.Err(); err != nil {
@@ -106,7 +106,7 @@ func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, pa
 	if err := o.writable(); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(o.s.Payments, func(y Payment) bool { return y.ID == paymentID })
+	i := slices.IndexFunc(o.s.Payments, func(y PaymentRow) bool { return y.ID == paymentID })
 	if i < 0 {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
@@ -120,7 +120,7 @@ func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, pa
 }
 
 // reverse marks a payment reversed and takes it off its installments.
-func reverse(s *Sale, y *Payment, reason string, e Env) {
+func reverse(s *Row, y *PaymentRow, reason string, e Env) {
 	at := e.Write.At
 	y.CanceledAt, y.CancelReason = &at, &reason
 	unallocate(s, y, e.Today())

@@ -35,8 +35,8 @@ func (m *money) write(fn func(ctx context.Context, tx bun.Tx, w streams.Write) e
 	return tenant.Tx(context.Background(), m.co.DB, m.co.Company.ID, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx, w) })
 }
 
-func (m *money) load() *sales.Sale {
-	var s *sales.Sale
+func (m *money) load() *sales.Row {
+	var s *sales.Row
 	m.co.Tx(m.t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		s, err = sales.Load(ctx, tx, m.id, sales.LoadOptions{Finance: true})
@@ -72,10 +72,10 @@ func (m *money) split(total int64, n int) []int64 {
 	return out
 }
 
-func (m *money) schedule(total int64) []sales.PlanInstallmentInput {
-	var out []sales.PlanInstallmentInput
+func (m *money) schedule(total int64) []sales.PaymentPlanInstallmentInput {
+	var out []sales.PaymentPlanInstallmentInput
 	for i, a := range m.split(total, 1+m.rnd.IntN(6)) {
-		out = append(out, sales.PlanInstallmentInput{AmountCents: ptr(a), DueDate: day(30 * (i + 1))})
+		out = append(out, sales.PaymentPlanInstallmentInput{AmountCents: ptr(a), DueDate: day(30 * (i + 1))})
 	}
 	return out
 }
@@ -93,7 +93,7 @@ func (m *money) create() {
 	case sales.ModeInstallments:
 		plan.Installments = m.schedule(total)
 	}
-	in := sales.CreateSaleInput{Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("x"), UnitPriceCents: &total}},
+	in := sales.SaleCreate{Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("x"), UnitPriceCents: &total}},
 		PaymentPlan: plan, SaleDate: day(0)}
 	if err := m.write(func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		s, err := sales.Create(ctx, tx, w, in, sales.CreateOptions{})
@@ -116,7 +116,7 @@ func (m *money) step() string {
 	switch op := m.rnd.IntN(4); {
 	case op == 0 && balance > 0:
 		amount := 1 + m.rnd.Int64N(balance)
-		in := sales.PaymentInput{AmountCents: &amount, PaidAt: day(m.rnd.IntN(100))}
+		in := sales.PaymentCreate{AmountCents: &amount, PaidAt: day(m.rnd.IntN(100))}
 		if len(s.Installments) > 0 && m.rnd.IntN(3) == 0 {
 			in.InstallmentID = &s.Installments[m.rnd.IntN(len(s.Installments))].ID
 		}
@@ -129,35 +129,35 @@ func (m *money) step() string {
 		y := s.Payments[m.rnd.IntN(len(s.Payments))]
 		name = "reverse " + y.ID
 		err = m.write(func(ctx context.Context, tx bun.Tx, w streams.Write) error {
-			_, err := sales.ReversePayment(ctx, tx, w, m.id, y.ID, sales.ReasonInput{Reason: "teste"})
+			_, err := sales.ReversePayment(ctx, tx, w, m.id, y.ID, sales.Cancellation{Reason: "teste"})
 			return err
 		})
 	case op == 2:
-		var entries []sales.ScheduleEntry
+		var entries []sales.InstallmentsRescheduleEntry
 		left := balance
 		for _, n := range s.Installments {
 			if n.Remaining() > 0 && n.PaidCents > 0 {
 				add := m.rnd.Int64N(left + 1)
-				entries = append(entries, sales.ScheduleEntry{ID: &n.ID, AmountCents: ptr(n.PaidCents + add), DueDate: day(60)})
+				entries = append(entries, sales.InstallmentsRescheduleEntry{ID: &n.ID, AmountCents: ptr(n.PaidCents + add), DueDate: day(60)})
 				left -= add
 			}
 		}
 		for _, a := range m.split(left, 1+m.rnd.IntN(3)) {
 			if a > 0 {
-				entries = append(entries, sales.ScheduleEntry{AmountCents: ptr(a), DueDate: day(90 + m.rnd.IntN(90))})
+				entries = append(entries, sales.InstallmentsRescheduleEntry{AmountCents: ptr(a), DueDate: day(90 + m.rnd.IntN(90))})
 			}
 		}
 		name = fmt.Sprintf("reschedule %d entries", len(entries))
 		err = m.write(func(ctx context.Context, tx bun.Tx, w streams.Write) error {
-			_, err := sales.Reschedule(ctx, tx, w, m.id, sales.RescheduleInput{Installments: entries})
+			_, err := sales.Reschedule(ctx, tx, w, m.id, sales.InstallmentsReschedule{Installments: entries})
 			return err
 		})
 	default:
 		total := s.PaidCents + m.rnd.Int64N(200000)
-		in := sales.SaleVersionInput{Reason: "mudança", Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("y"), UnitPriceCents: &total}}}
+		in := sales.SaleVersionCreate{Reason: "mudança", Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("y"), UnitPriceCents: &total}}}
 		if total > s.PaidCents {
 			for i, a := range m.split(total-s.PaidCents, 1+m.rnd.IntN(4)) {
-				in.Installments = append(in.Installments, sales.ScheduleEntry{AmountCents: ptr(a), DueDate: day(120 + i)})
+				in.Installments = append(in.Installments, sales.InstallmentsRescheduleEntry{AmountCents: ptr(a), DueDate: day(120 + i)})
 			}
 		}
 		name = fmt.Sprintf("version total %d", total)
@@ -223,7 +223,7 @@ func (m *money) check(after string) {
 	}
 }
 
-func status(s *sales.Sale) string {
+func status(s *sales.Row) string {
 	switch {
 	case s.PaidCents == s.TotalCents:
 		return sales.StatusPaid

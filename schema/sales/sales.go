@@ -61,9 +61,9 @@ var PaymentMethods = []string{"pix", "credit_card", "debit_card", "cash", "bolet
 // ProductionStatuses are the values of production_status.
 var ProductionStatuses = []string{"pending", "in_production", "ready", "delivered"}
 
-// Sale is a stored sale. Items, Installments and Payments are loaded with it
+// Row is a stored sale. Items, Installments and Payments are loaded with it
 // (one query, see Load); Transactions only when finance is shown.
-type Sale struct {
+type Row struct {
 	bun.BaseModel `bun:"table:sales,alias:s"`
 
 	ID                    string       `bun:"id,pk"`
@@ -106,10 +106,10 @@ type Sale struct {
 	// CompanyTimezone is read with the sale for writes (Load ForUpdate).
 	CompanyTimezone string `bun:"company_timezone,scanonly"`
 
-	Items        []Item                `bun:"-"`
-	Installments []Installment         `bun:"-"`
-	Payments     []Payment             `bun:"-"`
-	Transactions []finance.Transaction `bun:"-"`
+	Items        []ItemRow                `bun:"-"`
+	Installments []InstallmentRow         `bun:"-"`
+	Payments     []PaymentRow             `bun:"-"`
+	Transactions []finance.TransactionRow `bun:"-"`
 }
 
 // doc is a JSON document column kept as its bytes: reading a sale decodes
@@ -146,18 +146,18 @@ type PaymentPlan struct {
 	AccountID        *string           `json:"account_id"`
 	PaidAt           *apitime.Date     `json:"paid_at"`
 	EntryAmountCents *int64            `json:"entry_amount_cents"`
-	Installments     []PlanInstallment `json:"installments"`
+	Installments     []PaymentPlanInstallment `json:"installments"`
 }
 
-// PlanInstallment is an installment of the plan as agreed.
-type PlanInstallment struct {
+// PaymentPlanInstallment is an installment of the plan as agreed.
+type PaymentPlanInstallment struct {
 	AmountCents int64        `json:"amount_cents"`
 	DueDate     apitime.Date `json:"due_date"`
 }
 
-// Item is a sale line of one version. The json tags name the columns: Load
+// ItemRow is a sale line of one version. The json tags name the columns: Load
 // reads items as JSON aggregated by PostgreSQL.
-type Item struct {
+type ItemRow struct {
 	bun.BaseModel `bun:"table:sale_items,alias:i"`
 
 	ID                 string  `bun:"id,pk" json:"id"`
@@ -175,8 +175,8 @@ type Item struct {
 	VariationID        *string `bun:"variation_id" json:"variation_id"`
 }
 
-// Installment is a stored installment (json tags as for Item).
-type Installment struct {
+// InstallmentRow is a stored installment (json tags as for Item).
+type InstallmentRow struct {
 	bun.BaseModel `bun:"table:sale_installments,alias:n"`
 
 	ID          string        `bun:"id,pk" json:"id"`
@@ -193,10 +193,10 @@ type Installment struct {
 }
 
 // Remaining is what is still to receive on the installment.
-func (n *Installment) Remaining() int64 { return n.AmountCents - n.PaidCents }
+func (n *InstallmentRow) Remaining() int64 { return n.AmountCents - n.PaidCents }
 
-// Payment is a stored payment (json tags as for Item).
-type Payment struct {
+// PaymentRow is a stored payment (json tags as for Item).
+type PaymentRow struct {
 	bun.BaseModel `bun:"table:sale_payments,alias:y"`
 
 	ID               string       `bun:"id,pk" json:"id"`
@@ -214,14 +214,14 @@ type Payment struct {
 	UpdatedAt        time.Time    `bun:"updated_at" json:"updated_at"`
 
 	// Allocations is how the payment was applied (json: allocations).
-	Allocations []Allocation `bun:"-" json:"allocations"`
+	Allocations []AllocationRow `bun:"-" json:"allocations"`
 }
 
 // Active reports a payment not reversed.
-func (p *Payment) Active() bool { return p.CanceledAt == nil }
+func (p *PaymentRow) Active() bool { return p.CanceledAt == nil }
 
-// Allocation is the part of a payment applied to one installment.
-type Allocation struct {
+// AllocationRow is the part of a payment applied to one installment.
+type AllocationRow struct {
 	bun.BaseModel `bun:"table:sale_payment_allocations,alias:a"`
 
 	CompanyID     string `bun:"company_id" json:"-"`

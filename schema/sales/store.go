@@ -20,7 +20,7 @@ var saleColumns = []string{"version", "client_id", "seller_id", "payment_status"
 // persist adds to b what a write changed between before and after: the
 // sale row, installments (added, changed, removed) and payments with their
 // allocations (added, changed).
-func persist(tx bun.IDB, b *batch, before, after *Sale, now time.Time) error {
+func persist(tx bun.IDB, b *batch, before, after *Row, now time.Time) error {
 	after.UpdatedAt = now
 	if err := after.encodeChildren(); err != nil {
 		return err
@@ -34,12 +34,12 @@ func persist(tx bun.IDB, b *batch, before, after *Sale, now time.Time) error {
 	return persistPayments(tx, b, before.Payments, after.Payments, now)
 }
 
-func persistInstallments(tx bun.IDB, b *batch, before, after []Installment, now time.Time) error {
-	old := make(map[string]*Installment, len(before))
+func persistInstallments(tx bun.IDB, b *batch, before, after []InstallmentRow, now time.Time) error {
+	old := make(map[string]*InstallmentRow, len(before))
 	for i := range before {
 		old[before[i].ID] = &before[i]
 	}
-	var add []Installment
+	var add []InstallmentRow
 	seen := map[string]bool{}
 	for _, n := range after {
 		seen[n.ID] = true
@@ -62,14 +62,14 @@ func persistInstallments(tx bun.IDB, b *batch, before, after []Installment, now 
 		}
 	}
 	if len(gone) > 0 {
-		if err := b.add(tx.NewDelete().Model((*Installment)(nil)).Where("id IN (?)", bun.In(gone))); err != nil {
+		if err := b.add(tx.NewDelete().Model((*InstallmentRow)(nil)).Where("id IN (?)", bun.In(gone))); err != nil {
 			return err
 		}
 	}
 	return b.insert(tx, &add, len(add))
 }
 
-func sameInstallment(a, b *Installment) bool {
+func sameInstallment(a, b *InstallmentRow) bool {
 	return a.AmountCents == b.AmountCents && a.PaidCents == b.PaidCents && a.DueDate.Equal(b.DueDate.Time) &&
 		sameDate(a.PaidDate, b.PaidDate) && a.Status == b.Status
 }
@@ -81,13 +81,13 @@ func sameDate(a, b *apitime.Date) bool {
 	return a.Equal(b.Time)
 }
 
-func persistPayments(tx bun.IDB, b *batch, before, after []Payment, now time.Time) error {
-	old := make(map[string]*Payment, len(before))
+func persistPayments(tx bun.IDB, b *batch, before, after []PaymentRow, now time.Time) error {
+	old := make(map[string]*PaymentRow, len(before))
 	for i := range before {
 		old[before[i].ID] = &before[i]
 	}
-	var add []Payment
-	var allocs []Allocation
+	var add []PaymentRow
+	var allocs []AllocationRow
 	for _, y := range after {
 		o, ok := old[y.ID]
 		if !ok {

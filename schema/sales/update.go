@@ -14,9 +14,9 @@ import (
 	"oficina/streams"
 )
 
-// SalePatch is the body of PATCH /sales/{id}: notes and production, which
+// SaleUpdate is the body of PATCH /sales/{id}: notes and production, which
 // change without a new version. Omitted fields stay; null clears.
-type SalePatch struct {
+type SaleUpdate struct {
 	Notes                 field.Opt[string]       `json:"notes"`
 	ProductionStatus      field.Opt[string]       `json:"production_status"`
 	ProductionNotes       field.Opt[string]       `json:"production_notes"`
@@ -24,7 +24,7 @@ type SalePatch struct {
 }
 
 // Update applies a SalePatch and records sale.updated when something changed.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, p SalePatch) (*Sale, error) {
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, p SaleUpdate) (*Row, error) {
 	var f apierr.Fields
 	if p.Notes.Set {
 		checkText(&f, "notes", p.Notes.Value, MaxText)
@@ -68,7 +68,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, p S
 }
 
 // sameAs compares the fields a SalePatch can change.
-func (v SaleView) sameAs(o SaleView) bool {
+func (v Sale) sameAs(o Sale) bool {
 	return v.Notes == o.Notes && v.ProductionNotes == o.ProductionNotes && eqPtr(v.ProductionStatus, o.ProductionStatus) &&
 		eqPtr(v.EstimatedDeliveryDate, o.EstimatedDeliveryDate)
 }
@@ -77,7 +77,7 @@ func (v SaleView) sameAs(o SaleView) bool {
 // canceled, the stock it deducted comes back and its finance transactions
 // are canceled; canceled_at is set. A sale with an active invoice (409) or
 // already canceled (409) is refused. A sale is never deleted.
-func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in ReasonInput) (*Sale, error) {
+func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in Cancellation) (*Row, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
 	if err := f.Err(); err != nil {

@@ -15,12 +15,12 @@ import (
 	"oficina/tenant"
 )
 
-// SaleView is the GET representation of a sale. It renders in two ways: with
+// Sale is the GET representation of a sale. It renders in two ways: with
 // finance (account_id and finance_transactions present, for a key with
 // finance:read whose member has finance access) and without (those two
 // keys absent and payment_plan.account_id null), which is also what every
 // sale.* event carries (spec 6.3 rule 6).
-type SaleView struct {
+type Sale struct {
 	Object                string            `json:"object"`
 	ID                    string            `json:"id"`
 	Number                *int64            `json:"number"`
@@ -29,7 +29,7 @@ type SaleView struct {
 	SellerID              *string           `json:"seller_id"`
 	QuoteID               *string           `json:"quote_id"`
 	ContractID            *string           `json:"contract_id"`
-	Items                 []SaleItemView    `json:"items"`
+	Items                 []SaleItem    `json:"items"`
 	PaymentPlan           PaymentPlan       `json:"payment_plan"`
 	PaymentStatus         string            `json:"payment_status"`
 	PaidCents             int64             `json:"paid_cents"`
@@ -40,8 +40,8 @@ type SaleView struct {
 	ShippingCents         int64             `json:"shipping_cents"`
 	AdditionalCostsCents  int64             `json:"additional_costs_cents"`
 	TotalCents            int64             `json:"total_cents"`
-	Installments          []InstallmentView `json:"installments"`
-	Payments              []PaymentView     `json:"payments"`
+	Installments          []Installment `json:"installments"`
+	Payments              []Payment     `json:"payments"`
 	SaleDate              apitime.Date      `json:"sale_date"`
 	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
 	Notes                 string            `json:"notes"`
@@ -56,11 +56,11 @@ type SaleView struct {
 	// present (account_id may be null). The outer pointer is nil, and the
 	// key omitted, in the rendering without finance.
 	AccountID           **string                   `json:"account_id,omitempty"`
-	FinanceTransactions *[]finance.TransactionView `json:"finance_transactions,omitempty"`
+	FinanceTransactions *[]finance.FinancialTransaction `json:"finance_transactions,omitempty"`
 }
 
-// SaleItemView is a sale item (2.6).
-type SaleItemView struct {
+// SaleItem is a sale item (2.6).
+type SaleItem struct {
 	ID                 string  `json:"id"`
 	Type               string  `json:"type"`
 	Name               string  `json:"name"`
@@ -72,8 +72,8 @@ type SaleItemView struct {
 	VariationID        *string `json:"variation_id"`
 }
 
-// InstallmentView is an installment (2.6).
-type InstallmentView struct {
+// Installment is an installment (2.6).
+type Installment struct {
 	ID             string        `json:"id"`
 	Kind           string        `json:"kind"`
 	Status         string        `json:"status"`
@@ -84,8 +84,8 @@ type InstallmentView struct {
 	PaidDate       *apitime.Date `json:"paid_date"`
 }
 
-// PaymentView is a payment (2.6).
-type PaymentView struct {
+// Payment is a payment (2.6).
+type Payment struct {
 	ID               string        `json:"id"`
 	AmountCents      int64         `json:"amount_cents"`
 	PaidAt           apitime.Date  `json:"paid_at"`
@@ -98,8 +98,8 @@ type PaymentView struct {
 }
 
 // View renders the sale; withFinance chooses the rendering (see SaleView).
-func (s *Sale) View(withFinance bool) SaleView {
-	v := SaleView{Object: "sale", ID: s.ID, Number: s.Number, Version: s.Version, ClientID: s.ClientID, SellerID: s.SellerID,
+func (s *Row) View(withFinance bool) Sale {
+	v := Sale{Object: "sale", ID: s.ID, Number: s.Number, Version: s.Version, ClientID: s.ClientID, SellerID: s.SellerID,
 		QuoteID: s.QuoteID, ContractID: s.ContractID, PaymentPlan: s.PaymentPlan, PaymentStatus: s.PaymentStatus,
 		PaidCents: s.PaidCents, RemainingCents: s.TotalCents - s.PaidCents, Overdue: s.Overdue,
 		SubtotalCents: s.SubtotalCents, DiscountCents: s.DiscountCents, ShippingCents: s.ShippingCents,
@@ -107,23 +107,23 @@ func (s *Sale) View(withFinance bool) SaleView {
 		EstimatedDeliveryDate: at(s.EstimatedDeliveryDate), Notes: s.Notes, ProductionStatus: s.ProductionStatus,
 		ProductionNotes: s.ProductionNotes, InvoiceLocked: s.InvoiceLocked, CanceledAt: at(s.CanceledAt),
 		CancelReason: s.CancelReason, CreatedAt: apitime.At(s.CreatedAt), UpdatedAt: apitime.At(s.UpdatedAt),
-		Items: make([]SaleItemView, len(s.Items)), Installments: make([]InstallmentView, len(s.Installments)),
-		Payments: make([]PaymentView, len(s.Payments))}
+		Items: make([]SaleItem, len(s.Items)), Installments: make([]Installment, len(s.Installments)),
+		Payments: make([]Payment, len(s.Payments))}
 	for i, it := range s.Items {
 		v.Items[i] = it.view()
 	}
 	for i, n := range s.Installments {
-		v.Installments[i] = InstallmentView{ID: n.ID, Kind: n.Kind, Status: n.Status, AmountCents: n.AmountCents,
+		v.Installments[i] = Installment{ID: n.ID, Kind: n.Kind, Status: n.Status, AmountCents: n.AmountCents,
 			PaidCents: n.PaidCents, RemainingCents: n.Remaining(), DueDate: n.DueDate, PaidDate: n.PaidDate}
 	}
 	for i, y := range s.Payments {
-		v.Payments[i] = PaymentView{ID: y.ID, AmountCents: y.AmountCents, PaidAt: y.PaidAt, PaymentMethod: y.PaymentMethod,
+		v.Payments[i] = Payment{ID: y.ID, AmountCents: y.AmountCents, PaidAt: y.PaidAt, PaymentMethod: y.PaymentMethod,
 			CanceledAt: at(y.CanceledAt), CancelReason: y.CancelReason, ReceiptNumber: y.ReceiptNumber,
 			HasActiveInvoice: y.HasActiveInvoice, CreatedAt: apitime.At(y.CreatedAt)}
 	}
 	if withFinance {
 		acc := s.AccountID
-		txs := make([]finance.TransactionView, len(s.Transactions))
+		txs := make([]finance.FinancialTransaction, len(s.Transactions))
 		for i := range s.Transactions {
 			txs[i] = s.Transactions[i].View()
 		}
@@ -134,8 +134,8 @@ func (s *Sale) View(withFinance bool) SaleView {
 	return v
 }
 
-func (it *Item) view() SaleItemView {
-	return SaleItemView{ID: it.ID, Type: it.Type, Name: it.Name, Quantity: it.Quantity, UnitPriceCents: it.UnitPriceCents,
+func (it *ItemRow) view() SaleItem {
+	return SaleItem{ID: it.ID, Type: it.Type, Name: it.Name, Quantity: it.Quantity, UnitPriceCents: it.UnitPriceCents,
 		OriginalPriceCents: it.OriginalPriceCents, TotalPriceCents: it.TotalPriceCents, ProductID: it.ProductID,
 		VariationID: it.VariationID}
 }
@@ -156,11 +156,11 @@ type LoadOptions struct {
 
 // Load reads a sale with its current items, installments and payments (one
 // row, see Sale.ItemsDoc); a malformed or another company's id is 404.
-func Load(ctx context.Context, tx bun.IDB, id string, o LoadOptions) (*Sale, error) {
+func Load(ctx context.Context, tx bun.IDB, id string, o LoadOptions) (*Row, error) {
 	if !ids.Valid("sale", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	s := new(Sale)
+	s := new(Row)
 	q := tx.NewSelect().Model(s).Where("s.id = ?", id)
 	if o.ForUpdate {
 		q = withTimezone(q).For("UPDATE OF s")
@@ -185,14 +185,14 @@ func Load(ctx context.Context, tx bun.IDB, id string, o LoadOptions) (*Sale, err
 // (migration sale_read_statement), so row-level security applies as in
 // tenant.Tx at a third of the round trips. A malformed or another company's
 // id is 404.
-func Read(ctx context.Context, pool *bun.DB, companyID, id string) (*Sale, error) {
+func Read(ctx context.Context, pool *bun.DB, companyID, id string) (*Row, error) {
 	if companyID == "" {
 		return nil, tenant.ErrNoCompany
 	}
 	if !ids.Valid("sale", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	s := new(Sale)
+	s := new(Row)
 	if err := pool.NewRaw("SELECT * FROM oficina_sale_get(?, ?)", companyID, id).Scan(ctx, s); err != nil {
 		return nil, apierr.NoRows(err)
 	}
@@ -208,7 +208,7 @@ func withTimezone(q *bun.SelectQuery) *bun.SelectQuery {
 }
 
 // decodeChildren reads the children from the sale row's documents.
-func (s *Sale) decodeChildren() error {
+func (s *Row) decodeChildren() error {
 	s.Items, s.Installments, s.Payments = nil, nil, nil
 	if err := json.Unmarshal(s.ItemsDoc, &s.Items); err != nil {
 		return fmt.Errorf("sales: decode items: %w", err)
@@ -224,7 +224,7 @@ func (s *Sale) decodeChildren() error {
 
 // encodeChildren writes the children into the sale row's documents, in
 // the order they are read.
-func (s *Sale) encodeChildren() error {
+func (s *Row) encodeChildren() error {
 	s.normalize()
 	var err error
 	if s.ItemsDoc, err = json.Marshal(nonNil(s.Items)); err != nil {
@@ -255,7 +255,7 @@ func refreshDocs(ctx context.Context, tx bun.IDB, saleID string) error {
 	return nil
 }
 
-func (s *Sale) loadTransactions(ctx context.Context, tx bun.IDB) error {
+func (s *Row) loadTransactions(ctx context.Context, tx bun.IDB) error {
 	s.Transactions = nil
 	if err := tx.NewSelect().Model(&s.Transactions).Where("sale_id = ?", s.ID).OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("sales: finance transactions: %w", err)
@@ -265,4 +265,4 @@ func (s *Sale) loadTransactions(ctx context.Context, tx bun.IDB) error {
 
 // LoadFinance reads the sale's finance transactions (for the rendering
 // with finance after a write that did not read them).
-func LoadFinance(ctx context.Context, tx bun.IDB, s *Sale) error { return s.loadTransactions(ctx, tx) }
+func LoadFinance(ctx context.Context, tx bun.IDB, s *Row) error { return s.loadTransactions(ctx, tx) }

@@ -26,8 +26,8 @@ type op struct {
 	ctx    context.Context
 	tx     bun.IDB
 	env    Env
-	before *Sale
-	s      *Sale
+	before *Row
+	s      *Row
 	// stock is the ledger reason when the write may move stock ("" none).
 	stock string
 	// events are the write's own sale events (sale.payment_registered,
@@ -55,7 +55,7 @@ func (o *op) writable() error {
 // commit writes the changes back, keeps finance and stock in step and
 // records sale.updated (when the sale's representation changed), the
 // write's own sale events, then financial_transaction.* and stock.changed.
-func (o *op) commit() (*Sale, error) {
+func (o *op) commit() (*Row, error) {
 	now := o.env.Write.At
 	b := newBatch(o.tx)
 	if err := persist(o.tx, b, o.before, o.s, now); err != nil {
@@ -68,7 +68,7 @@ func (o *op) commit() (*Sale, error) {
 	if err := b.exec(o.ctx, o.tx); err != nil {
 		return nil, err
 	}
-	var moves []products.Movement
+	var moves []products.MovementRow
 	if o.stock != "" {
 		have, err := products.SaleBalance(o.ctx, o.tx, o.s.ID)
 		if err != nil {
@@ -96,12 +96,12 @@ func (o *op) commit() (*Sale, error) {
 
 // normalize orders the children as Load reads them, so a sale changed in
 // memory renders exactly as GET would.
-func (s *Sale) normalize() {
-	slices.SortStableFunc(s.Items, func(a, b Item) int { return cmp.Compare(a.Position, b.Position) })
-	slices.SortFunc(s.Installments, func(a, b Installment) int {
+func (s *Row) normalize() {
+	slices.SortStableFunc(s.Items, func(a, b ItemRow) int { return cmp.Compare(a.Position, b.Position) })
+	slices.SortFunc(s.Installments, func(a, b InstallmentRow) int {
 		return cmp.Or(a.DueDate.Compare(b.DueDate.Time), cmp.Compare(a.ID, b.ID))
 	})
-	slices.SortFunc(s.Payments, func(a, b Payment) int {
+	slices.SortFunc(s.Payments, func(a, b PaymentRow) int {
 		return cmp.Or(a.CreatedAt.Truncate(1000).Compare(b.CreatedAt.Truncate(1000)), cmp.Compare(a.ID, b.ID))
 	})
 	slices.SortFunc(s.Transactions, func(a, b financeTx) int { return cmp.Compare(a.ID, b.ID) })

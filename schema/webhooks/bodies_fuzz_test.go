@@ -28,12 +28,12 @@ func FuzzEndpointRequestBodies(f *testing.F) {
 		var err error
 		var events []string
 		if which%2 == 0 {
-			var in webhooks.Input
+			var in webhooks.WebhookEndpointCreate
 			if err = wire.DecodeBytes(body, &in); err == nil {
 				events = in.Events
 			}
 		} else {
-			var in webhooks.Patch
+			var in webhooks.WebhookEndpointUpdate
 			if err = wire.DecodeBytes(body, &in); err == nil && in.Events.Set && !in.Events.Null {
 				events = in.Events.Value
 			}

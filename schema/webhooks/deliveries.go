@@ -13,11 +13,11 @@ import (
 	"oficina/streams"
 )
 
-// DeliveryView is a delivery log entry (spec 2.8). response_status_code
+// WebhookDelivery is a delivery log entry (spec 2.8). response_status_code
 // is present when the receiver answered non-2xx, error when there was no
 // answer or the delivery was closed for a reason (subscriber_access_lost,
 // plan_without_api).
-type DeliveryView struct {
+type WebhookDelivery struct {
 	Object             string        `json:"object"`
 	ID                 string        `json:"id"`
 	WebhookEndpointID  string        `json:"webhook_endpoint_id"`
@@ -34,8 +34,8 @@ type DeliveryView struct {
 }
 
 // ViewDelivery renders a delivery log entry.
-func ViewDelivery(d *streams.Delivery) DeliveryView {
-	v := DeliveryView{
+func ViewDelivery(d *streams.Delivery) WebhookDelivery {
+	v := WebhookDelivery{
 		Object: "webhook_delivery", ID: d.ID, WebhookEndpointID: d.EndpointID, EventID: d.EventID,
 		EventType: d.EventType, Status: d.Status, Error: d.Error, Attempts: d.AttemptCount,
 		ResendOf: d.ResendOf, CreatedAt: apitime.At(d.CreatedAt),
@@ -55,15 +55,15 @@ func ViewDelivery(d *streams.Delivery) DeliveryView {
 }
 
 // Deliveries pages through an endpoint's delivery log, newest first.
-func Deliveries(ctx context.Context, tx bun.IDB, endpointID string, p page.Params) (page.List[DeliveryView], error) {
+func Deliveries(ctx context.Context, tx bun.IDB, endpointID string, p page.Params) (page.List[WebhookDelivery], error) {
 	if _, err := Get(ctx, tx, endpointID); err != nil {
-		return page.List[DeliveryView]{}, err
+		return page.List[WebhookDelivery]{}, err
 	}
 	var ds []streams.Delivery
 	if err := p.Apply(tx.NewSelect().Model(&ds).Where("endpoint_id = ?", endpointID), "id").Scan(ctx); err != nil {
-		return page.List[DeliveryView]{}, fmt.Errorf("webhooks: deliveries: %w", err)
+		return page.List[WebhookDelivery]{}, fmt.Errorf("webhooks: deliveries: %w", err)
 	}
-	vs := make([]DeliveryView, len(ds))
+	vs := make([]WebhookDelivery, len(ds))
 	for i := range ds {
 		vs[i] = ViewDelivery(&ds[i])
 	}
@@ -89,25 +89,25 @@ func Ping(ctx context.Context, tx bun.IDB, w streams.Write, id string, access Ac
 
 // Resend creates a new delivery of a logged delivery's event (same event
 // id and body) to its endpoint, which must be enabled (else 409).
-func Resend(ctx context.Context, tx bun.IDB, endpointID, deliveryID string) (DeliveryView, error) {
+func Resend(ctx context.Context, tx bun.IDB, endpointID, deliveryID string) (WebhookDelivery, error) {
 	e, err := Get(ctx, tx, endpointID)
 	if err != nil {
-		return DeliveryView{}, err
+		return WebhookDelivery{}, err
 	}
 	if !ids.Valid(streams.DeliveryIDPrefix, deliveryID) {
-		return DeliveryView{}, apierr.New(apierr.ResourceNotFound)
+		return WebhookDelivery{}, apierr.New(apierr.ResourceNotFound)
 	}
 	orig := new(streams.Delivery)
 	err = tx.NewSelect().Model(orig).Where("id = ?", deliveryID).Where("endpoint_id = ?", e.ID).Scan(ctx)
 	if err != nil {
-		return DeliveryView{}, apierr.NoRows(err)
+		return WebhookDelivery{}, apierr.NoRows(err)
 	}
 	if e.Status != StatusEnabled {
-		return DeliveryView{}, apierr.New(apierr.Conflict)
+		return WebhookDelivery{}, apierr.New(apierr.Conflict)
 	}
 	d, err := streams.Resend(ctx, tx, orig)
 	if err != nil {
-		return DeliveryView{}, err
+		return WebhookDelivery{}, err
 	}
 	return ViewDelivery(d), nil
 }

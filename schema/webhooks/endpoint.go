@@ -28,8 +28,8 @@ const (
 	ReasonEmergencyKeyRotation = "emergency_key_rotation"
 )
 
-// Endpoint is a row of webhook_endpoints.
-type Endpoint struct {
+// Row is a row of webhook_endpoints.
+type Row struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
 
 	ID                      string     `bun:"id,pk"`
@@ -48,9 +48,9 @@ type Endpoint struct {
 	UpdatedAt               time.Time  `bun:"updated_at"`
 }
 
-// EndpointView is an endpoint as the API returns it. Secret is present only in
+// WebhookEndpoint is an endpoint as the API returns it. Secret is present only in
 // the answers of creation and rotation.
-type EndpointView struct {
+type WebhookEndpoint struct {
 	Object                  string        `json:"object"`
 	ID                      string        `json:"id"`
 	URL                     string        `json:"url"`
@@ -67,13 +67,13 @@ type EndpointView struct {
 }
 
 // View renders the endpoint without its secret.
-func (e *Endpoint) View() EndpointView {
+func (e *Row) View() WebhookEndpoint {
 	var prev *apitime.Time
 	if e.PreviousSecretExpiresAt != nil {
 		t := apitime.At(*e.PreviousSecretExpiresAt)
 		prev = &t
 	}
-	return EndpointView{
+	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events,
 		Status: e.Status, DisabledReason: e.DisabledReason, PreviousSecretExpiresAt: prev,
 		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
@@ -83,7 +83,7 @@ func (e *Endpoint) View() EndpointView {
 
 // ViewWithSecret renders the endpoint with its current secret (creation and
 // rotation answers only).
-func (e *Endpoint) ViewWithSecret() EndpointView {
+func (e *Row) ViewWithSecret() WebhookEndpoint {
 	v := e.View()
 	v.Secret = e.Secret
 	return v
@@ -106,20 +106,20 @@ func (s Subscriber) keyID() *string {
 
 // Get reads an endpoint of the transaction's company; a malformed or
 // unknown id (or another company's) is 404.
-func Get(ctx context.Context, tx bun.IDB, id string) (*Endpoint, error) {
+func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 	return get(ctx, tx, id, false)
 }
 
 // getForUpdate reads and locks an endpoint.
-func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Endpoint, error) {
+func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 	return get(ctx, tx, id, true)
 }
 
-func get(ctx context.Context, tx bun.IDB, id string, lock bool) (*Endpoint, error) {
+func get(ctx context.Context, tx bun.IDB, id string, lock bool) (*Row, error) {
 	if !ids.Valid(IDPrefix, id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	e := new(Endpoint)
+	e := new(Row)
 	q := tx.NewSelect().Model(e).Where("id = ?", id)
 	if lock {
 		q = q.For("UPDATE")
@@ -131,12 +131,12 @@ func get(ctx context.Context, tx bun.IDB, id string, lock bool) (*Endpoint, erro
 }
 
 // List pages through the company's endpoints, newest first.
-func List(ctx context.Context, tx bun.IDB, p page.Params) (page.List[EndpointView], error) {
-	var es []Endpoint
+func List(ctx context.Context, tx bun.IDB, p page.Params) (page.List[WebhookEndpoint], error) {
+	var es []Row
 	if err := p.Apply(tx.NewSelect().Model(&es), "id").Scan(ctx); err != nil {
-		return page.List[EndpointView]{}, fmt.Errorf("webhooks: list: %w", err)
+		return page.List[WebhookEndpoint]{}, fmt.Errorf("webhooks: list: %w", err)
 	}
-	vs := make([]EndpointView, len(es))
+	vs := make([]WebhookEndpoint, len(es))
 	for i := range es {
 		vs[i] = es[i].View()
 	}
@@ -146,7 +146,7 @@ func List(ctx context.Context, tx bun.IDB, p page.Params) (page.List[EndpointVie
 // Count is the number of endpoints of the company, enabled or not (the plan
 // quota counts every registered endpoint).
 func Count(ctx context.Context, tx bun.IDB) (int, error) {
-	n, err := tx.NewSelect().Model((*Endpoint)(nil)).Count(ctx)
+	n, err := tx.NewSelect().Model((*Row)(nil)).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("webhooks: count: %w", err)
 	}

@@ -21,7 +21,7 @@ const (
 )
 
 // mailCreated tells the owners and admins about a new endpoint (spec 6.7).
-func mailCreated(ctx context.Context, tx bun.IDB, e *Endpoint, sub Subscriber, now time.Time) error {
+func mailCreated(ctx context.Context, tx bun.IDB, e *Row, sub Subscriber, now time.Time) error {
 	who := sub.MemberID
 	if m, err := tenant.GetMember(ctx, tx, sub.MemberID); err == nil {
 		who = fmt.Sprintf("%s (%s)", m.Name, m.ID)
@@ -75,7 +75,7 @@ func KeyRotated(ctx context.Context, tx bun.IDB, companyID string, rot *tenant.R
 	if rot.StopNow {
 		return emergencyDisable(ctx, tx, companyID, rot.Old.ID, now)
 	}
-	_, err := tx.NewUpdate().Model((*Endpoint)(nil)).Set("subscriber_key_id = ?", rot.New.ID).
+	_, err := tx.NewUpdate().Model((*Row)(nil)).Set("subscriber_key_id = ?", rot.New.ID).
 		Set("updated_at = ?", now).Where("subscriber_key_id = ?", rot.Old.ID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks: move subscriptions to %s: %w", rot.New.ID, err)
@@ -95,7 +95,7 @@ func KeyRevoked(ctx context.Context, tx bun.IDB, companyID string, k *tenant.API
 
 func emergencyDisable(ctx context.Context, tx bun.IDB, companyID, keyID string, now time.Time) error {
 	var urls []string
-	err := tx.NewUpdate().Model((*Endpoint)(nil)).
+	err := tx.NewUpdate().Model((*Row)(nil)).
 		Set("status = ?", StatusDisabled).Set("disabled_reason = ?", ReasonEmergencyKeyRotation).
 		Set("updated_at = ?", now).
 		Where("subscriber_key_id = ?", keyID).Where("status = ?", StatusEnabled).

@@ -22,15 +22,15 @@ import (
 // from the principal; the dashboard from the acting member.
 type Access func(events []string) error
 
-// Input creates an endpoint.
-type Input struct {
+// WebhookEndpointCreate creates an endpoint.
+type WebhookEndpointCreate struct {
 	URL         string   `json:"url"`
 	Description *string  `json:"description"`
 	Events      []string `json:"events"`
 }
 
-// Patch updates an endpoint; omitted fields stay.
-type Patch struct {
+// WebhookEndpointUpdate updates an endpoint; omitted fields stay.
+type WebhookEndpointUpdate struct {
 	URL         field.Opt[string]   `json:"url"`
 	Description field.Opt[string]   `json:"description"`
 	Events      field.Opt[[]string] `json:"events"`
@@ -40,7 +40,7 @@ type Patch struct {
 // Order: the body's own rules (422), access (403), the destination check
 // (422, it resolves the host), the plan quota (403 plan_limit_reached).
 // The owners and admins are mailed in the same transaction.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, sub Subscriber, access Access, guard URLChecker, now time.Time) (*Endpoint, error) {
+func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpointCreate, sub Subscriber, access Access, guard URLChecker, now time.Time) (*Row, error) {
 	var f apierr.Fields
 	events, err := NormalizeEvents(in.Events)
 	addField(&f, err)
@@ -79,7 +79,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in Input, sub Sub
 	if err != nil {
 		return nil, err
 	}
-	e := &Endpoint{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
+	e := &Row{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
 		Status: StatusEnabled, Secret: secret, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
 		CreatedAt: now, UpdatedAt: now}
 	if _, err := tx.NewInsert().Model(e).Exec(ctx); err != nil {
@@ -101,7 +101,7 @@ func addField(f *apierr.Fields, err error) {
 // Update applies p. Changing the URL or the events needs access to the
 // resulting events and makes the editor the subscriber (spec 6.6); a
 // description change alone does neither.
-func Update(ctx context.Context, tx bun.IDB, id string, p Patch, editor Subscriber, access Access, guard URLChecker, now time.Time) (*Endpoint, error) {
+func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate, editor Subscriber, access Access, guard URLChecker, now time.Time) (*Row, error) {
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func Update(ctx context.Context, tx bun.IDB, id string, p Patch, editor Subscrib
 	return e, save(ctx, tx, e)
 }
 
-func save(ctx context.Context, tx bun.IDB, e *Endpoint) error {
+func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "status", "disabled_reason",
 		"secret", "previous_secret", "previous_secret_expires_at", "subscriber_member_id", "subscriber_key_id",
 		"updated_at").WherePK().Exec(ctx)
@@ -186,7 +186,7 @@ func Delete(ctx context.Context, tx bun.IDB, id string) (Deleted, error) {
 // Enable re-enables an endpoint (spec 3.3): it needs access to every
 // subscribed event, and the editor becomes the subscriber. Enabling an
 // enabled endpoint changes nothing.
-func Enable(ctx context.Context, tx bun.IDB, id string, editor Subscriber, access Access, now time.Time) (*Endpoint, error) {
+func Enable(ctx context.Context, tx bun.IDB, id string, editor Subscriber, access Access, now time.Time) (*Row, error) {
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func Enable(ctx context.Context, tx bun.IDB, id string, editor Subscriber, acces
 
 // Disable stops deliveries to an endpoint (disabled_reason manual).
 // Disabling a disabled endpoint changes nothing.
-func Disable(ctx context.Context, tx bun.IDB, id string, now time.Time) (*Endpoint, error) {
+func Disable(ctx context.Context, tx bun.IDB, id string, now time.Time) (*Row, error) {
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ const (
 // secret keeps signing too (a second v1 signature, which Standard Webhooks
 // receivers accept) until now+grace, so receivers can switch without
 // losing deliveries; grace 0 drops it at once.
-func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duration, access Access, now time.Time) (*Endpoint, error) {
+func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duration, access Access, now time.Time) (*Row, error) {
 	if grace < 0 || grace > MaxSecretGrace {
 		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
 	}
@@ -254,7 +254,7 @@ func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duratio
 
 // SigningSecrets are the secrets a delivery made at `at` is signed with:
 // the current one, and the previous one while its grace period lasts.
-func (e *Endpoint) SigningSecrets(at time.Time) []string {
+func (e *Row) SigningSecrets(at time.Time) []string {
 	out := []string{e.Secret}
 	if e.PreviousSecret != nil && e.PreviousSecretExpiresAt != nil && at.Before(*e.PreviousSecretExpiresAt) {
 		out = append(out, *e.PreviousSecret)
