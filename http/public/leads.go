@@ -17,11 +17,11 @@ import (
 // null (which the schema generator cannot see); TestLeadRequestDocMatches
 // keeps the two in step.
 type LeadRequest struct {
-	Name   string             `json:"name" validate:"required" description:"Name of the contact (up to 200 characters)"`
-	Email  *string            `json:"email" description:"E-mail; email or phone is required. Matched case-insensitively for de-duplication"`
-	Phone  *string            `json:"phone" description:"Phone; email or phone is required. Matched on its digits with country code (+55 assumed for 10 or 11 digits)"`
-	Source *string            `json:"source" description:"Origin of the lead (up to 200 characters)"`
-	Notes  *string            `json:"notes" description:"Goes to the record's notes (new records) and, without a task description, describes the task"`
+	Name   string          `json:"name" validate:"required" description:"Name of the contact (up to 200 characters)"`
+	Email  *string         `json:"email" description:"E-mail; email or phone is required. Matched case-insensitively for de-duplication"`
+	Phone  *string         `json:"phone" description:"Phone; email or phone is required. Matched on its digits with country code (+55 assumed for 10 or 11 digits)"`
+	Source *string         `json:"source" description:"Origin of the lead (up to 200 characters)"`
+	Notes  *string         `json:"notes" description:"Goes to the record's notes (new records) and, without a task description, describes the task"`
 	Task   *leads.LeadTask `json:"task" description:"Omitted: default task due in 24 hours; null: no task; object: the task"`
 }
 

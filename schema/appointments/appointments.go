@@ -73,7 +73,7 @@ type Appointment struct {
 	ClientID       *string      `json:"client_id"`
 	MemberIDs      []string     `json:"member_ids"`
 	PriceCents     *int64       `json:"price_cents"`
-	Mirrors        []MirrorRow     `json:"mirrors"`
+	Mirrors        []MirrorRow  `json:"mirrors"`
 	CreatedAt      apitime.Time `json:"created_at"`
 	UpdatedAt      apitime.Time `json:"updated_at"`
 }

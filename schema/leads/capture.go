@@ -31,9 +31,9 @@ func DefaultTitle(name string) string { return defaultTitle + name }
 
 // Plan is a validated capture, ready to run in a transaction.
 type Plan struct {
-	client *clients.Row // stored when the contact is new
-	task   *tasks.Input    // nil: no task; empty Title: the default one
-	dueIn  time.Duration   // when not zero, the task falls due this long after the capture
+	client *clients.Row  // stored when the contact is new
+	task   *tasks.Input  // nil: no task; empty Title: the default one
+	dueIn  time.Duration // when not zero, the task falls due this long after the capture
 }
 
 // Validate checks a request and reports every invalid field at once, the
@@ -102,10 +102,10 @@ func taskInput(t LeadTask, f *apierr.Fields) (*tasks.Input, time.Duration) {
 // LeadCapture is the answer of POST /leads (spec 2.7). The type is named for
 // its OpenAPI component.
 type LeadCapture struct {
-	Object       string       `json:"object"`
+	Object       string         `json:"object"`
 	Lead         clients.Client `json:"lead"`
-	Task         *tasks.Task  `json:"task"`
-	Deduplicated bool         `json:"deduplicated"`
+	Task         *tasks.Task    `json:"task"`
+	Deduplicated bool           `json:"deduplicated"`
 
 	summarized bool
 }

@@ -45,10 +45,10 @@ type TaskField struct {
 }
 
 // TaskOmitted, TaskNull and TaskOf build the three forms (tests, benchmarks).
-func TaskOmitted() TaskField                    { return TaskField{} }
-func TaskNull() TaskField                       { return TaskField{set: true, null: true} }
+func TaskOmitted() TaskField                 { return TaskField{} }
+func TaskNull() TaskField                    { return TaskField{set: true, null: true} }
 func TaskOf(t LeadTask) TaskField            { return TaskField{set: true, value: t} }
-func (t TaskField) Null() bool                  { return t.set && t.null }
+func (t TaskField) Null() bool               { return t.set && t.null }
 func (t TaskField) Object() (LeadTask, bool) { return t.value, t.set && !t.null }
 
 // UnmarshalJSON records presence and decodes an object strictly. Type

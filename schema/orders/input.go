@@ -43,21 +43,21 @@ type ServiceOrderItemInput struct {
 
 // ServiceOrderCreate is the body of POST /service_orders.
 type ServiceOrderCreate struct {
-	ClientID             *string          `json:"client_id"`
-	ClientName           *string          `json:"client_name"`
-	ClientPhone          *string          `json:"client_phone"`
-	ClientDescription    *string          `json:"client_description"`
-	ServiceAddress       *string          `json:"service_address"`
-	TypeID               *string          `json:"type_id"`
-	TechnicianID         *string          `json:"technician_id"`
-	SupportTechnicianIDs []string         `json:"support_technician_ids"`
-	ScheduledStart       *apitime.Time    `json:"scheduled_start"`
-	ScheduledEnd         *apitime.Time    `json:"scheduled_end"`
-	Priority             *string          `json:"priority"`
-	InternalNotes        *string          `json:"internal_notes"`
+	ClientID             *string                 `json:"client_id"`
+	ClientName           *string                 `json:"client_name"`
+	ClientPhone          *string                 `json:"client_phone"`
+	ClientDescription    *string                 `json:"client_description"`
+	ServiceAddress       *string                 `json:"service_address"`
+	TypeID               *string                 `json:"type_id"`
+	TechnicianID         *string                 `json:"technician_id"`
+	SupportTechnicianIDs []string                `json:"support_technician_ids"`
+	ScheduledStart       *apitime.Time           `json:"scheduled_start"`
+	ScheduledEnd         *apitime.Time           `json:"scheduled_end"`
+	Priority             *string                 `json:"priority"`
+	InternalNotes        *string                 `json:"internal_notes"`
 	Items                []ServiceOrderItemInput `json:"items"`
-	DiscountCents        *int64           `json:"discount_cents"`
-	AdditionalCostsCents *int64           `json:"additional_costs_cents"`
+	DiscountCents        *int64                  `json:"discount_cents"`
+	AdditionalCostsCents *int64                  `json:"additional_costs_cents"`
 	// SendToTechnician notifies the technician in charge and the support
 	// team after creation (nobody without technician_id).
 	SendToTechnician bool `json:"send_to_technician"`

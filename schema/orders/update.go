@@ -18,22 +18,22 @@ import (
 // value; null clears a nullable field, empties a text field or list, and is
 // refused for client_name, priority and status.
 type ServiceOrderUpdate struct {
-	ClientID             *string          `json:"client_id"`
-	ClientName           *string          `json:"client_name"`
-	ClientPhone          *string          `json:"client_phone"`
-	ClientDescription    *string          `json:"client_description"`
-	ServiceAddress       *string          `json:"service_address"`
-	TypeID               *string          `json:"type_id"`
-	TechnicianID         *string          `json:"technician_id"`
-	SupportTechnicianIDs []string         `json:"support_technician_ids"`
-	ScheduledStart       *apitime.Time    `json:"scheduled_start"`
-	ScheduledEnd         *apitime.Time    `json:"scheduled_end"`
-	Priority             *string          `json:"priority"`
-	InternalNotes        *string          `json:"internal_notes"`
+	ClientID             *string                 `json:"client_id"`
+	ClientName           *string                 `json:"client_name"`
+	ClientPhone          *string                 `json:"client_phone"`
+	ClientDescription    *string                 `json:"client_description"`
+	ServiceAddress       *string                 `json:"service_address"`
+	TypeID               *string                 `json:"type_id"`
+	TechnicianID         *string                 `json:"technician_id"`
+	SupportTechnicianIDs []string                `json:"support_technician_ids"`
+	ScheduledStart       *apitime.Time           `json:"scheduled_start"`
+	ScheduledEnd         *apitime.Time           `json:"scheduled_end"`
+	Priority             *string                 `json:"priority"`
+	InternalNotes        *string                 `json:"internal_notes"`
 	Items                []ServiceOrderItemInput `json:"items"`
-	DiscountCents        *int64           `json:"discount_cents"`
-	AdditionalCostsCents *int64           `json:"additional_costs_cents"`
-	Status               *string          `json:"status"`
+	DiscountCents        *int64                  `json:"discount_cents"`
+	AdditionalCostsCents *int64                  `json:"additional_costs_cents"`
+	Status               *string                 `json:"status"`
 
 	present map[string]bool
 }

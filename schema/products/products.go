@@ -37,7 +37,7 @@ type Row struct {
 	// variations asked for (JSON rows).
 	HasVariations bool            `bun:"has_variations,scanonly"`
 	Picked        json.RawMessage `bun:"picked,scanonly"`
-	Variations    []VariationRow     `bun:"-"`
+	Variations    []VariationRow  `bun:"-"`
 }
 
 // VariationRow is a variation of a product (size, colour, …).
@@ -68,17 +68,17 @@ func SalePrice(price int64, promo *int64) int64 {
 
 // Product is the representation of a product (admin API and events).
 type Product struct {
-	Object                string          `json:"object"`
-	ID                    string          `json:"id"`
-	Name                  string          `json:"name"`
-	SKU                   *string         `json:"sku"`
-	PriceCents            int64           `json:"price_cents"`
-	PromotionalPriceCents *int64          `json:"promotional_price_cents"`
-	StockQuantity         int64           `json:"stock_quantity"`
-	Active                bool            `json:"active"`
+	Object                string             `json:"object"`
+	ID                    string             `json:"id"`
+	Name                  string             `json:"name"`
+	SKU                   *string            `json:"sku"`
+	PriceCents            int64              `json:"price_cents"`
+	PromotionalPriceCents *int64             `json:"promotional_price_cents"`
+	StockQuantity         int64              `json:"stock_quantity"`
+	Active                bool               `json:"active"`
 	Variations            []ProductVariation `json:"variations"`
-	CreatedAt             apitime.Time    `json:"created_at"`
-	UpdatedAt             apitime.Time    `json:"updated_at"`
+	CreatedAt             apitime.Time       `json:"created_at"`
+	UpdatedAt             apitime.Time       `json:"updated_at"`
 }
 
 // ProductVariation is a variation inside a product's view.

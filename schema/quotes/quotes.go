@@ -50,7 +50,7 @@ type Row struct {
 	ClientID             *string         `bun:"client_id"`
 	ClientName           string          `bun:"client_name"`
 	Status               string          `bun:"status"`
-	Items                []QuoteItem          `bun:"items,type:jsonb"`
+	Items                []QuoteItem     `bun:"items,type:jsonb"`
 	SubtotalCents        int64           `bun:"subtotal_cents"`
 	DiscountCents        int64           `bun:"discount_cents"`
 	AdditionalCostsCents int64           `bun:"additional_costs_cents"`
@@ -75,7 +75,7 @@ type Quote struct {
 	ClientID             *string         `json:"client_id"`
 	ClientName           string          `json:"client_name"`
 	Status               string          `json:"status"`
-	Items                []QuoteItem          `json:"items"`
+	Items                []QuoteItem     `json:"items"`
 	SubtotalCents        int64           `json:"subtotal_cents"`
 	DiscountCents        int64           `json:"discount_cents"`
 	AdditionalCostsCents int64           `json:"additional_costs_cents"`
@@ -130,7 +130,7 @@ func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, erro
 type QuoteCreate struct {
 	ClientID             *string         `json:"client_id"`
 	ClientName           string          `json:"client_name"`
-	Items                []QuoteItem          `json:"items"`
+	Items                []QuoteItem     `json:"items"`
 	DiscountCents        int64           `json:"discount_cents"`
 	AdditionalCostsCents int64           `json:"additional_costs_cents"`
 	RecurringTotalCents  int64           `json:"recurring_total_cents"`

@@ -55,11 +55,11 @@ type SaleItemInput struct {
 
 // PaymentPlanInput is the payment plan in a request.
 type PaymentPlanInput struct {
-	Mode             string                 `json:"mode"`
-	PaymentMethod    *string                `json:"payment_method"`
-	AccountID        *string                `json:"account_id"`
-	PaidAt           *apitime.Date          `json:"paid_at"`
-	EntryAmountCents *int64                 `json:"entry_amount_cents"`
+	Mode             string                        `json:"mode"`
+	PaymentMethod    *string                       `json:"payment_method"`
+	AccountID        *string                       `json:"account_id"`
+	PaidAt           *apitime.Date                 `json:"paid_at"`
+	EntryAmountCents *int64                        `json:"entry_amount_cents"`
 	Installments     []PaymentPlanInstallmentInput `json:"installments"`
 }
 

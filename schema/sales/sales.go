@@ -141,11 +141,11 @@ func (d doc) Value() (driver.Value, error) {
 
 // PaymentPlan is the payment plan: always all six fields (2.6).
 type PaymentPlan struct {
-	Mode             string            `json:"mode"`
-	PaymentMethod    *string           `json:"payment_method"`
-	AccountID        *string           `json:"account_id"`
-	PaidAt           *apitime.Date     `json:"paid_at"`
-	EntryAmountCents *int64            `json:"entry_amount_cents"`
+	Mode             string                   `json:"mode"`
+	PaymentMethod    *string                  `json:"payment_method"`
+	AccountID        *string                  `json:"account_id"`
+	PaidAt           *apitime.Date            `json:"paid_at"`
+	EntryAmountCents *int64                   `json:"entry_amount_cents"`
 	Installments     []PaymentPlanInstallment `json:"installments"`
 }
 

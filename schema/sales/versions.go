@@ -52,16 +52,16 @@ func Reschedule(ctx context.Context, tx bun.IDB, w streams.Write, saleID string,
 // sent, replace all items; installments, when sent, is the new balance
 // plan (as in Reschedule) and is required when the balance changes.
 type SaleVersionCreate struct {
-	Reason               string            `json:"reason"`
-	ClientID             field.Opt[string] `json:"client_id"`
-	SellerID             field.Opt[string] `json:"seller_id"`
-	Items                []SaleItemInput   `json:"items"`
-	DiscountCents        *int64            `json:"discount_cents"`
-	ShippingCents        *int64            `json:"shipping_cents"`
-	AdditionalCostsCents *int64            `json:"additional_costs_cents"`
-	Installments         []InstallmentsRescheduleEntry   `json:"installments"`
-	AccountID            *string           `json:"account_id"`
-	DecrementStock       *bool             `json:"decrement_stock"`
+	Reason               string                        `json:"reason"`
+	ClientID             field.Opt[string]             `json:"client_id"`
+	SellerID             field.Opt[string]             `json:"seller_id"`
+	Items                []SaleItemInput               `json:"items"`
+	DiscountCents        *int64                        `json:"discount_cents"`
+	ShippingCents        *int64                        `json:"shipping_cents"`
+	AdditionalCostsCents *int64                        `json:"additional_costs_cents"`
+	Installments         []InstallmentsRescheduleEntry `json:"installments"`
+	AccountID            *string                       `json:"account_id"`
+	DecrementStock       *bool                         `json:"decrement_stock"`
 }
 
 // ChoosesAccount reports whether the version chooses an account (which
@@ -231,21 +231,21 @@ type VersionRow struct {
 
 // SaleVersion is an entry of GET /sales/{id}/versions.
 type SaleVersion struct {
-	Object               string         `json:"object"`
-	ID                   string         `json:"id"`
-	SaleID               string         `json:"sale_id"`
-	Version              int            `json:"version"`
-	Reason               *string        `json:"reason"`
-	ClientID             *string        `json:"client_id"`
-	SellerID             *string        `json:"seller_id"`
-	Items                []SaleItem `json:"items"`
-	SubtotalCents        int64          `json:"subtotal_cents"`
-	DiscountCents        int64          `json:"discount_cents"`
-	ShippingCents        int64          `json:"shipping_cents"`
-	AdditionalCostsCents int64          `json:"additional_costs_cents"`
-	TotalCents           int64          `json:"total_cents"`
-	PaymentPlan          PaymentPlan    `json:"payment_plan"`
-	CreatedAt            apitime.Time   `json:"created_at"`
+	Object               string       `json:"object"`
+	ID                   string       `json:"id"`
+	SaleID               string       `json:"sale_id"`
+	Version              int          `json:"version"`
+	Reason               *string      `json:"reason"`
+	ClientID             *string      `json:"client_id"`
+	SellerID             *string      `json:"seller_id"`
+	Items                []SaleItem   `json:"items"`
+	SubtotalCents        int64        `json:"subtotal_cents"`
+	DiscountCents        int64        `json:"discount_cents"`
+	ShippingCents        int64        `json:"shipping_cents"`
+	AdditionalCostsCents int64        `json:"additional_costs_cents"`
+	TotalCents           int64        `json:"total_cents"`
+	PaymentPlan          PaymentPlan  `json:"payment_plan"`
+	CreatedAt            apitime.Time `json:"created_at"`
 }
 
 // Versions lists a sale's versions, newest first (withFinance as in SaleView

@@ -21,41 +21,41 @@ import (
 // keys absent and payment_plan.account_id null), which is also what every
 // sale.* event carries (spec 6.3 rule 6).
 type Sale struct {
-	Object                string            `json:"object"`
-	ID                    string            `json:"id"`
-	Number                *int64            `json:"number"`
-	Version               int               `json:"version"`
-	ClientID              *string           `json:"client_id"`
-	SellerID              *string           `json:"seller_id"`
-	QuoteID               *string           `json:"quote_id"`
-	ContractID            *string           `json:"contract_id"`
+	Object                string        `json:"object"`
+	ID                    string        `json:"id"`
+	Number                *int64        `json:"number"`
+	Version               int           `json:"version"`
+	ClientID              *string       `json:"client_id"`
+	SellerID              *string       `json:"seller_id"`
+	QuoteID               *string       `json:"quote_id"`
+	ContractID            *string       `json:"contract_id"`
 	Items                 []SaleItem    `json:"items"`
-	PaymentPlan           PaymentPlan       `json:"payment_plan"`
-	PaymentStatus         string            `json:"payment_status"`
-	PaidCents             int64             `json:"paid_cents"`
-	RemainingCents        int64             `json:"remaining_cents"`
-	Overdue               bool              `json:"overdue"`
-	SubtotalCents         int64             `json:"subtotal_cents"`
-	DiscountCents         int64             `json:"discount_cents"`
-	ShippingCents         int64             `json:"shipping_cents"`
-	AdditionalCostsCents  int64             `json:"additional_costs_cents"`
-	TotalCents            int64             `json:"total_cents"`
+	PaymentPlan           PaymentPlan   `json:"payment_plan"`
+	PaymentStatus         string        `json:"payment_status"`
+	PaidCents             int64         `json:"paid_cents"`
+	RemainingCents        int64         `json:"remaining_cents"`
+	Overdue               bool          `json:"overdue"`
+	SubtotalCents         int64         `json:"subtotal_cents"`
+	DiscountCents         int64         `json:"discount_cents"`
+	ShippingCents         int64         `json:"shipping_cents"`
+	AdditionalCostsCents  int64         `json:"additional_costs_cents"`
+	TotalCents            int64         `json:"total_cents"`
 	Installments          []Installment `json:"installments"`
 	Payments              []Payment     `json:"payments"`
-	SaleDate              apitime.Date      `json:"sale_date"`
-	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
-	Notes                 string            `json:"notes"`
-	ProductionStatus      *string           `json:"production_status"`
-	ProductionNotes       string            `json:"production_notes"`
-	InvoiceLocked         bool              `json:"invoice_locked"`
-	CanceledAt            *apitime.Time     `json:"canceled_at"`
-	CancelReason          *string           `json:"cancel_reason"`
-	CreatedAt             apitime.Time      `json:"created_at"`
-	UpdatedAt             apitime.Time      `json:"updated_at"`
+	SaleDate              apitime.Date  `json:"sale_date"`
+	EstimatedDeliveryDate *apitime.Time `json:"estimated_delivery_date"`
+	Notes                 string        `json:"notes"`
+	ProductionStatus      *string       `json:"production_status"`
+	ProductionNotes       string        `json:"production_notes"`
+	InvoiceLocked         bool          `json:"invoice_locked"`
+	CanceledAt            *apitime.Time `json:"canceled_at"`
+	CancelReason          *string       `json:"cancel_reason"`
+	CreatedAt             apitime.Time  `json:"created_at"`
+	UpdatedAt             apitime.Time  `json:"updated_at"`
 	// Finance fields: only in the rendering with finance, where both are
 	// present (account_id may be null). The outer pointer is nil, and the
 	// key omitted, in the rendering without finance.
-	AccountID           **string                   `json:"account_id,omitempty"`
+	AccountID           **string                        `json:"account_id,omitempty"`
 	FinanceTransactions *[]finance.FinancialTransaction `json:"finance_transactions,omitempty"`
 }
 
