@@ -27,7 +27,7 @@ type CompanyInput struct {
 	APIEnabled         *bool            `json:"api_enabled"`
 	Timezone           *string          `json:"timezone"`
 	Currency           *string          `json:"currency"`
-	RateLimitOverride  field.Opt[int]   `json:"rate_limit_override"`
+	RateLimitOverride  field.Opt[int]   `json:"rate_limit_override" api:"nullable"`
 	RateLimitUnlimited *bool            `json:"rate_limit_unlimited"`
 	Settings           *json.RawMessage `json:"settings"`
 }

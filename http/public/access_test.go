@@ -367,7 +367,7 @@ func TestBodyRules(t *testing.T) {
 		var env apierr.Body
 		_ = json.NewDecoder(resp.Body).Decode(&env)
 		resp.Body.Close()
-		if resp.StatusCode != tc.status || env.Error.Code != tc.code {
+		if resp.StatusCode != tc.status || string(env.Error.Code) != tc.code {
 			t.Errorf("%s: %d %s, want %d %s", tc.name, resp.StatusCode, env.Error.Code, tc.status, tc.code)
 		}
 	}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"oficina/http/public"
 	"oficina/http/wire"
 	"oficina/schema/apierr"
+	"oficina/schema/webhooks"
 )
 
 // FuzzRotateSecretRequest: the body of POST
@@ -19,7 +19,7 @@ func FuzzRotateSecretRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in public.RotateSecretRequest
+		var in webhooks.WebhookSecretRotation
 		err := wire.DecodeBytes(body, &in)
 		if err == nil {
 			return

@@ -49,8 +49,8 @@ type TestWriteView struct {
 // RegisterTestWrites adds the test route to s (before it serves requests).
 func RegisterTestWrites(s *Server) *TestWrites {
 	tw := &TestWrites{Entered: make(chan struct{}, 256), Release: make(chan struct{})}
-	handle(s, http.MethodPost, "/test_writes", need("clients:create"), tw.create(s),
-		fuego.OptionDefaultStatusCode(http.StatusCreated))
+	handle(s, http.MethodPost, "/test_writes", need("clients:create"), op{id: "createTestWrite", tag: "clients",
+		status: http.StatusCreated}, tw.create(s))
 	return tw
 }
 

@@ -119,9 +119,9 @@ func storedError(body []byte) *apierr.Error {
 	if err := json.Unmarshal(body, &b); err != nil || b.Error.Code == "" {
 		return nil
 	}
-	e := &apierr.Error{Code: apierr.Code(b.Error.Code)}
+	e := &apierr.Error{Code: b.Error.Code}
 	for _, f := range b.Error.Errors {
-		e.Fields = append(e.Fields, apierr.FieldError{Param: f.Param, Code: f.Code})
+		e.Fields = append(e.Fields, apierr.FieldError{Param: f.Param, Code: string(f.Code)})
 	}
 	if _, ok := apierr.Default.Lookup(e.Code); !ok {
 		return nil

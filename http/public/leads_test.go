@@ -10,10 +10,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/http/public"
 	"oficina/ops/testkit"
 	"oficina/schema/clients"
-	"oficina/schema/leads"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -227,19 +225,3 @@ func TestLeadAssigneeMustBelongToTheCompany(t *testing.T) {
 	}
 }
 
-// The OpenAPI document describes POST /leads with public.LeadRequest while
-// the handler decodes leads.Request: both have the same members.
-func TestLeadRequestDocMatches(t *testing.T) {
-	t.Parallel()
-	names := func(v any) []string {
-		var out []string
-		rt := reflect.TypeOf(v)
-		for i := range rt.NumField() {
-			out = append(out, rt.Field(i).Tag.Get("json"))
-		}
-		return out
-	}
-	if doc, real := names(public.LeadRequest{}), names(leads.LeadCaptureCreate{}); !reflect.DeepEqual(doc, real) {
-		t.Fatalf("documented %v, decoded %v", doc, real)
-	}
-}

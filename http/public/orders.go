@@ -7,6 +7,7 @@ import (
 	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
+	"oficina/http/openapi"
 	"oficina/http/wire"
 	"oficina/schema/orders"
 	"oficina/schema/page"
@@ -14,89 +15,87 @@ import (
 	"oficina/tenant"
 )
 
-// The OpenAPI names of the order schemas. fuego names components after the
-// bare Go type name, so orders.View would share "View" with the other
-// modules' views; these defined types give the document distinct names.
-// Handlers decode into the orders types (UpdateInput's own decoding tells
-// null from omitted) and convert the answers.
-type (
-	// ServiceOrder is an order as GET returns it.
-	ServiceOrder orders.ServiceOrder
-	// ServiceOrderCreate is the body of POST /service_orders.
-	ServiceOrderCreate orders.ServiceOrderCreate
-	// ServiceOrderUpdate is the body of PATCH /service_orders/{id}.
-	ServiceOrderUpdate orders.ServiceOrderUpdate
-	// ServiceOrderStatus is the body of POST /service_orders/{id}/status.
-	ServiceOrderStatus orders.ServiceOrderStatusChange
-	// ServiceOrderComplete is the body of POST /service_orders/{id}/complete.
-	ServiceOrderComplete orders.ServiceOrderComplete
-	// ServiceOrderFromQuote is the body of POST /service_orders/from_quote.
-	ServiceOrderFromQuote orders.ServiceOrderFromQuote
-	// ServiceOrderAction is the body of start and cancel: nothing, or {}.
-	ServiceOrderAction struct{}
-)
-
 // orderRoutes registers the service order routes (4.3).
 func (s *Server) orderRoutes() {
-	tg := tag("service_orders")
-	created := fuego.OptionDefaultStatusCode(http.StatusCreated)
-	handle(s, http.MethodPost, "/service_orders", need("service_orders:create"), s.createServiceOrder, tg, created,
-		summary("Create a service order (+ appointments:create with create_appointment and scheduled_start)"))
-	handle(s, http.MethodGet, "/service_orders", need("service_orders:read"), s.listServiceOrders, tg,
-		summary("List service orders, newest first"), pageParams(), orderFilterParams())
-	handle(s, http.MethodGet, "/service_orders/{id}", need("service_orders:read"), s.getServiceOrder, tg,
-		summary("Read a service order"))
-	handle(s, http.MethodPatch, "/service_orders/{id}", need("service_orders:update"), s.updateServiceOrder, tg,
-		summary("Edit a service order (409 when completed or canceled)"))
-	handle(s, http.MethodPost, "/service_orders/{id}/status", need("service_orders:update"), s.setServiceOrderStatus, tg,
-		summary("Change the status, any to any (the only way to reopen)"))
-	handle(s, http.MethodPost, "/service_orders/{id}/start", need("service_orders:update"), s.startServiceOrder, tg,
-		summary("Start: in_progress with started_at"))
-	handle(s, http.MethodPost, "/service_orders/{id}/complete", need("service_orders:update"), s.completeServiceOrder, tg,
-		summary("Complete (+ finance:create with link_financial_transaction)"))
-	handle(s, http.MethodPost, "/service_orders/{id}/cancel", need("service_orders:update"), s.cancelServiceOrder, tg,
-		summary("Cancel"))
-	handle(s, http.MethodPost, "/service_orders/from_quote", need("service_orders:create"), s.serviceOrderFromQuote, tg, created,
-		summary("Convert an approved quote into a service order (+ quotes:read, member access to quotes)"))
+	const tg = "service_orders"
+	handle(s, http.MethodPost, "/service_orders", need("service_orders:create"), op{id: "createServiceOrder", tag: tg,
+		summary: "Create a service order", status: http.StatusCreated,
+		desc: "The order gets the company's next number, counts against the monthly order quota (403 " +
+			"`plan_limit_reached`), has its total calculated and the company's automatic checklists applied. " +
+			"`scheduled_start` makes it `scheduled`, else `pending`. With `create_appointment: true` and " +
+			"`scheduled_start` it also needs `appointments:create`; a missing extra permission saves nothing.",
+		example: `{"client_name": "Maria Souza", "client_phone": "+55 11 91234-5678", "service_address": "Rua das Flores, 100",
+  "scheduled_start": "2026-12-01T13:00:00Z", "priority": "high",
+  "items": [{"description": "Visita técnica", "quantity": 1, "unit_price_cents": 15000, "total_cents": 15000}]}`},
+		s.createServiceOrder)
+	handle(s, http.MethodGet, "/service_orders", need("service_orders:read"), op{id: "listServiceOrders", tag: tg,
+		summary: "List service orders", desc: "Newest first.", query: pageParams(orderFilterParams()...)}, s.listServiceOrders)
+	handle(s, http.MethodGet, "/service_orders/{id}", need("service_orders:read"), op{id: "getServiceOrder", tag: tg,
+		summary: "Read a service order"}, s.getServiceOrder)
+	handle(s, http.MethodPatch, "/service_orders/{id}", need("service_orders:update"), op{id: "updateServiceOrder", tag: tg,
+		summary: "Edit a service order",
+		desc: "Only the members sent change; `null` clears the members that allow it. A completed or canceled order " +
+			"refuses (409 `conflict`); `POST /service_orders/{id}/status` reopens it.",
+		example: `{"internal_notes": "Cliente pediu visita pela manhã"}`}, s.updateServiceOrder)
+	handle(s, http.MethodPost, "/service_orders/{id}/status", need("service_orders:update"), op{id: "changeServiceOrderStatus",
+		tag: tg, summary: "Change the status", desc: "Any status to any status: the only way to reopen a completed or canceled order.",
+		example: `{"status": "pending"}`}, s.setServiceOrderStatus)
+	handle(s, http.MethodPost, "/service_orders/{id}/start", need("service_orders:update"), op{id: "startServiceOrder", tag: tg,
+		summary: "Start a service order", desc: "The order becomes `in_progress` with `started_at` set; a completed or " +
+			"canceled order refuses (409 `conflict`).", optionalBody: true}, s.startServiceOrder)
+	handle(s, http.MethodPost, "/service_orders/{id}/complete", need("service_orders:update"), op{id: "completeServiceOrder",
+		tag: tg, summary: "Complete a service order", optionalBody: true,
+		desc: "Needs the required checklist items done and the technicians' completion order respected (else 409). " +
+			"With `link_financial_transaction: true` the total is posted to finance as revenue, which also needs " +
+			"`finance:create`.", example: `{"link_financial_transaction": true}`}, s.completeServiceOrder)
+	handle(s, http.MethodPost, "/service_orders/{id}/cancel", need("service_orders:update"), op{id: "cancelServiceOrder", tag: tg,
+		summary: "Cancel a service order", desc: "A completed or canceled order refuses (409 `conflict`).", optionalBody: true},
+		s.cancelServiceOrder)
+	handle(s, http.MethodPost, "/service_orders/from_quote", need("service_orders:create"), op{id: "createServiceOrderFromQuote",
+		tag: tg, summary: "Convert an approved quote into a service order", status: http.StatusCreated,
+		desc: "Also needs `quotes:read` and member access to quotes (and `appointments:create` with " +
+			"`create_appointment` and `scheduled_start`). A quote converts once (409 `conflict`).",
+		example: `{"quote_id": "quo_01m80xxst6jzjf9e2f6wtgqx92", "scheduled_start": "2026-12-01T13:00:00Z"}`},
+		s.serviceOrderFromQuote)
 }
 
-func orderFilterParams() func(*fuego.BaseRoute) {
-	return fuego.GroupOptions(
-		fuego.OptionQuery("status", "pending, scheduled, in_progress, completed or canceled"),
-		fuego.OptionQuery("client_id", "Orders of this client"),
-		fuego.OptionQuery("technician_id", "Orders with this technician, in charge or in support"),
-		fuego.OptionQuery("type_id", "Orders of this type"),
-		fuego.OptionQuery("created_after", "Created after this timestamp (YYYY-MM-DDThh:mm:ssZ)"),
-		fuego.OptionQuery("created_before", "Created before this timestamp"),
-		fuego.OptionQuery("updated_after", "Changed after this timestamp"),
-	)
+func orderFilterParams() []openapi.Param {
+	return []openapi.Param{
+		query[orders.ServiceOrderStatus]("status", "Orders in this status."),
+		query[string]("client_id", "Orders of this client."),
+		query[string]("technician_id", "Orders with this technician, in charge or in support."),
+		query[string]("type_id", "Orders of this type."),
+		timestampQuery("created_after", "Created after this time."),
+		timestampQuery("created_before", "Created before this time."),
+		timestampQuery("updated_after", "Changed after this time."),
+	}
 }
 
 // orderWrite runs one write that yields an order.
-func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error)) (ServiceOrder, error) {
-	var out ServiceOrder
+func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error)) (orders.ServiceOrder, error) {
+	var out orders.ServiceOrder
 	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		o, err := fn(ctx, tx, w)
 		if err == nil {
-			out = ServiceOrder(o.View())
+			out = o.View()
 		}
 		return err
 	})
 	return out, err
 }
 
-func (s *Server) createServiceOrder(c fuego.ContextWithBody[ServiceOrderCreate]) (ServiceOrder, error) {
+func (s *Server) createServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderCreate]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
 	var in orders.ServiceOrderCreate
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	if err := in.Validate(); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	if in.NeedsAppointment() {
 		if err := p.Require("appointments:create"); err != nil {
-			return ServiceOrder{}, err
+			return orders.ServiceOrder{}, err
 		}
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
@@ -104,14 +103,14 @@ func (s *Server) createServiceOrder(c fuego.ContextWithBody[ServiceOrderCreate])
 	})
 }
 
-func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[ServiceOrderFromQuote]) (ServiceOrder, error) {
+func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[orders.ServiceOrderFromQuote]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
 	var in orders.ServiceOrderFromQuote
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	if err := in.Validate(); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	perms := []tenant.Permission{"quotes:read"}
 	if in.NeedsAppointment() {
@@ -119,100 +118,96 @@ func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[ServiceOrderFromQ
 	}
 	// Require runs the member layer too: the member needs access to quotes.
 	if err := p.Require(perms...); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.FromQuote(ctx, tx, w, in)
 	})
 }
 
-func (s *Server) getServiceOrder(c fuego.ContextNoBody) (ServiceOrder, error) {
+func (s *Server) getServiceOrder(c fuego.ContextNoBody) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
-	var out ServiceOrder
+	var out orders.ServiceOrder
 	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		o, err := orders.Get(ctx, tx, c.PathParam("id"))
 		if err == nil {
-			out = ServiceOrder(o.View())
+			out = o.View()
 		}
 		return err
 	})
 	return out, err
 }
 
-func (s *Server) listServiceOrders(c fuego.ContextNoBody) (page.List[ServiceOrder], error) {
+func (s *Server) listServiceOrders(c fuego.ContextNoBody) (page.List[orders.ServiceOrder], error) {
 	p := principal(c.Context())
 	q := c.Request().URL.Query()
 	pg, err := page.Parse(q)
 	if err != nil {
-		return page.List[ServiceOrder]{}, err
+		return page.List[orders.ServiceOrder]{}, err
 	}
 	f, err := orders.ParseFilter(q)
 	if err != nil {
-		return page.List[ServiceOrder]{}, err
+		return page.List[orders.ServiceOrder]{}, err
 	}
-	var out page.List[ServiceOrder]
+	var out page.List[orders.ServiceOrder]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		l, err := orders.List(ctx, tx, p.CompanyID(), pg, f)
-		out = page.List[ServiceOrder]{Object: l.Object, HasMore: l.HasMore, Data: make([]ServiceOrder, len(l.Data))}
-		for i := range l.Data {
-			out.Data[i] = ServiceOrder(l.Data[i])
-		}
+		out, err = orders.List(ctx, tx, p.CompanyID(), pg, f)
 		return err
 	})
 	return out, err
 }
 
-func (s *Server) updateServiceOrder(c fuego.ContextWithBody[ServiceOrderUpdate]) (ServiceOrder, error) {
+func (s *Server) updateServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderUpdate]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
 	var in orders.ServiceOrderUpdate
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Update(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
 
-func (s *Server) setServiceOrderStatus(c fuego.ContextWithBody[ServiceOrderStatus]) (ServiceOrder, error) {
+func (s *Server) setServiceOrderStatus(c fuego.ContextWithBody[orders.ServiceOrderStatusChange]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
 	var in orders.ServiceOrderStatusChange
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.SetStatus(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
 
-func (s *Server) startServiceOrder(c fuego.ContextWithBody[ServiceOrderAction]) (ServiceOrder, error) {
+func (s *Server) startServiceOrder(c fuego.ContextWithBody[struct{}]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
-	if err := wire.Decode(c.Request(), &ServiceOrderAction{}); err != nil {
-		return ServiceOrder{}, err
+	if err := wire.Decode(c.Request(), &struct{}{}); err != nil {
+		return orders.ServiceOrder{}, err
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Start(ctx, tx, w, c.PathParam("id"))
 	})
 }
 
-func (s *Server) cancelServiceOrder(c fuego.ContextWithBody[ServiceOrderAction]) (ServiceOrder, error) {
+func (s *Server) cancelServiceOrder(c fuego.ContextWithBody[struct{}]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
-	if err := wire.Decode(c.Request(), &ServiceOrderAction{}); err != nil {
-		return ServiceOrder{}, err
+	if err := wire.Decode(c.Request(), &struct{}{}); err != nil {
+		return orders.ServiceOrder{}, err
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
 		return orders.Cancel(ctx, tx, w, c.PathParam("id"))
 	})
 }
 
-func (s *Server) completeServiceOrder(c fuego.ContextWithBody[ServiceOrderComplete]) (ServiceOrder, error) {
+func (s *Server) completeServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderComplete]) (orders.ServiceOrder, error) {
 	p := principal(c.Context())
 	var in orders.ServiceOrderComplete
 	if err := wire.Decode(c.Request(), &in); err != nil {
-		return ServiceOrder{}, err
+		return orders.ServiceOrder{}, err
 	}
 	if in.LinkFinancialTransaction {
 		if err := p.Require("finance:create"); err != nil {
-			return ServiceOrder{}, err
+			return orders.ServiceOrder{}, err
 		}
 	}
 	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {

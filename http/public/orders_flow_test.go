@@ -1,6 +1,7 @@
 package public_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -108,8 +109,40 @@ func TestStatusAndDescriptionChangeYieldBothEvents(t *testing.T) {
 	}
 }
 
+// PATCH: an omitted member keeps its value, so a body with one member
+// changes that member and nothing else (what a generated client sends).
+func TestPatchChangesOnlyTheMembersSent(t *testing.T) {
+	t.Parallel()
+	e := newOrderEnv(t, orderPerms...)
+	tech := e.technician(t, "Tech")
+	o := e.create(t, map[string]any{"client_name": "A", "technician_id": tech.ID, "service_address": "Rua 1",
+		"internal_notes": "old", "scheduled_start": "2030-01-01T10:00:00Z", "priority": "high",
+		"items": []map[string]any{{"description": "x", "quantity": 2, "unit_price_cents": 100, "total_cents": 200}}})
+	path := "/service_orders/" + o["id"].(string)
+	r := e.do(t, "PATCH", path, map[string]any{"internal_notes": "new"})
+	if r.Status != 200 {
+		t.Fatalf("patch: %d %s", r.Status, r.Raw)
+	}
+	for k, before := range o {
+		after := r.Body[k]
+		switch k {
+		case "internal_notes":
+			if after != "new" {
+				t.Errorf("internal_notes %v", after)
+			}
+		case "updated_at":
+		default:
+			if !reflect.DeepEqual(before, after) {
+				t.Errorf("%s changed: %v → %v", k, before, after)
+			}
+		}
+	}
+}
+
 // PATCH recalculates the totals from the items and checks changed
-// references like creation (404); null clears what may be cleared.
+// references like creation (404); null clears the members that can be
+// null (client, type, technician, schedule) and is 422 invalid_value for
+// the others (docs/decisions/0016).
 func TestPatchServiceOrder(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
@@ -128,27 +161,30 @@ func TestPatchServiceOrder(t *testing.T) {
 		t.Errorf("foreign technician: %d %s", r.Status, r.Raw)
 	}
 	for body, want := range map[string]string{
-		`{"scheduled_start":"2030-01-01"}`:         "scheduled_start:invalid_timestamp",
-		`{"items":[{"quantity":"x"}]}`:             "items.quantity:invalid_type",
-		`{"status":"done"}`:                        "status:invalid_value",
-		`{"priority":null}`:                        "priority:invalid_value",
-		`{"colour":"red"}`:                         "colour:unknown_field",
-		`{"support_technician_ids":["a","a"]}`:     "support_technician_ids[1]:invalid_value",
-		`{"discount_cents":99999999,"items":null}`: "discount_cents:out_of_range",
+		`{"scheduled_start":"2030-01-01"}`:       "scheduled_start:invalid_timestamp",
+		`{"items":[{"quantity":"x"}]}`:           "items.quantity:invalid_type",
+		`{"status":"done"}`:                      "status:invalid_value",
+		`{"priority":null}`:                      "priority:invalid_value",
+		`{"colour":"red"}`:                       "colour:unknown_field",
+		`{"support_technician_ids":["a","a"]}`:   "support_technician_ids[1]:invalid_value",
+		`{"discount_cents":99999999,"items":[]}`: "discount_cents:out_of_range",
+		`{"items":null}`:                         "items:invalid_value",
+		`{"internal_notes":null}`:                "internal_notes:invalid_value",
+		`{"discount_cents":null}`:                "discount_cents:invalid_value",
 	} {
 		if r := e.do(t, "PATCH", path, body); r.Status != 422 || !slices.Equal(soFieldErrors(r), []string{want}) {
 			t.Errorf("%s: %d %s", body, r.Status, r.Raw)
 		}
 	}
 	if r := e.do(t, "PATCH", path, map[string]any{"client_name": nil}); r.Status != 422 ||
-		!slices.Equal(soFieldErrors(r), []string{"client_name:required"}) {
+		!slices.Equal(soFieldErrors(r), []string{"client_name:invalid_value"}) {
 		t.Errorf("null client_name: %d %s", r.Status, r.Raw)
 	}
 	if r := e.do(t, "PATCH", path, map[string]any{"items": []map[string]any{{"description": "z", "quantity": 1,
 		"unit_price_cents": 1, "total_cents": 1, "sku": "x"}}}); r.Status != 422 {
 		t.Errorf("unknown item field: %d %s", r.Status, r.Raw)
 	}
-	r = e.do(t, "PATCH", path, map[string]any{"technician_id": nil, "items": nil, "discount_cents": nil, "additional_costs_cents": nil})
+	r = e.do(t, "PATCH", path, map[string]any{"technician_id": nil, "items": []any{}, "discount_cents": 0, "additional_costs_cents": 0})
 	if r.Status != 200 || r.Body["technician_id"] != nil || r.Body["total_cents"] != 0.0 || len(r.Body["items"].([]any)) != 0 {
 		t.Errorf("clear: %d %s", r.Status, r.Raw)
 	}

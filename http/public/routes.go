@@ -3,122 +3,165 @@ package public
 import (
 	"net/http"
 	"reflect"
-	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-fuego/fuego"
 
+	"oficina/http/openapi"
 	"oficina/schema/apierr"
+	"oficina/schema/apitime"
 	"oficina/tenant"
 )
 
-func openAPIInfo() *openapi3.Info {
-	return &openapi3.Info{
-		Title:   "Oficina public API",
-		Version: "v1",
-		Description: "Service orders, sales and payments, lead capture and signed webhooks. " +
-			"All paths are under /public/v1; every request sends Authorization: Bearer <API key>. " +
-			"Errors share one envelope (see components.schemas.Body and docs/errors.md).",
-	}
+// op describes a route for integrators: its operationId (a verb), what it
+// does, and what the OpenAPI document cannot read from the handler's types.
+type op struct {
+	id      string
+	tag     string
+	summary string
+	desc    string // more, for integrators (markdown)
+	status  int    // success status; 200 when unset
+	query   []openapi.Param
+	example string // a request body the schema accepts
+	// optionalBody: the body may be left out (defaults apply).
+	optionalBody bool
 }
 
-func bearerScheme() openapi3.SecuritySchemes {
-	return openapi3.SecuritySchemes{"apiKey": &openapi3.SecuritySchemeRef{Value: openapi3.NewSecurityScheme().WithType("http").WithScheme("bearer").
-		WithDescription("API key: Authorization: Bearer ofk_…")}}
-}
-
-// errorResponses documents the envelope for the statuses every route can
-// answer.
-func errorResponses() []func(*fuego.BaseRoute) {
-	env := fuego.Response{Type: apierr.Body{}}
-	var out []func(*fuego.BaseRoute)
-	for _, c := range []struct {
-		code int
-		desc string
-	}{
-		{400, "invalid_request: malformed request or query parameter"},
-		{401, "api_key_invalid: any authentication failure"},
-		{403, "permission_missing, member_permission_denied, plan_feature_unavailable, plan_limit_reached, subscription_inactive, access_denied"},
-		{404, "resource_not_found or route_not_found"},
-		{429, "rate_limit_exceeded (Retry-After)"},
-		{500, "internal_error"},
-	} {
-		out = append(out, fuego.OptionAddResponse(c.code, c.desc, env))
-	}
-	out = append(out, fuego.OptionSecurity(openapi3.SecurityRequirement{"apiKey": {}}))
-	return out
-}
-
-// bodyResponses documents the statuses of routes that take a body.
-func bodyResponses() []func(*fuego.BaseRoute) {
-	env := fuego.Response{Type: apierr.Body{}}
-	return []func(*fuego.BaseRoute){
-		fuego.OptionAddResponse(409, "conflict, idempotency_in_progress", env),
-		fuego.OptionAddResponse(413, "request_too_large: body above 1 MB", env),
-		fuego.OptionAddResponse(415, "unsupported_media_type: body not JSON", env),
-		fuego.OptionAddResponse(422, "validation_failed (errors[]), idempotency_key_reused", env),
-	}
-}
-
-// handle registers one route with its declared access.
-func handle[T, B any](s *Server, method, path string, acc access, h func(fuego.Context[B, any]) (T, error), opts ...func(*fuego.BaseRoute)) {
+// handle registers one route: on the fuego server for serving, and in the
+// route table the OpenAPI document is built from. B is the body type the
+// handler decodes (any: no body) and T the answer (any: no body).
+func handle[T, B any](s *Server, method, path string, acc access, o op, h func(fuego.Context[B, any]) (T, error)) {
 	full := Prefix + path
 	pattern := method + " " + full
 	hasBody := method == http.MethodPost || method == http.MethodPatch || method == http.MethodPut
-	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody, write: method != http.MethodGet}
-	s.schemaTypes.note(reflect.TypeFor[T](), reflect.TypeFor[B]())
-	desc := "Permission: any valid key."
-	if !acc.anyKey {
-		desc = "Permission: `" + string(acc.perm) + "`."
+	write := method != http.MethodGet
+	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody, write: write}
+	if o.status == 0 {
+		o.status = http.StatusOK
 	}
-	opts = append(opts, fuego.OptionDescription(desc))
-	if hasBody {
-		opts = append(opts, bodyResponses()...)
+	r := openapi.Route{
+		Method: method, Path: full, ID: o.id, Tag: o.tag, Summary: o.summary,
+		Description: permissionText(acc) + o.desc, Status: o.status, Query: o.query, Write: write,
+		Example: o.example, RequestOptional: o.optionalBody,
 	}
-	if method != http.MethodGet {
-		opts = append(opts, fuego.OptionHeader("Idempotency-Key",
-			"1 to 255 printable ASCII characters; the same key with the same request replays the stored answer for 24 hours"))
+	if t := reflect.TypeFor[B](); t.Kind() != reflect.Interface {
+		r.Request = t
 	}
+	if t := reflect.TypeFor[T](); t.Kind() != reflect.Interface {
+		r.Response = t
+	}
+	s.spec.Routes = append(s.spec.Routes, r)
+	opt := fuego.OptionDefaultStatusCode(o.status)
 	switch method {
 	case http.MethodGet:
-		fuego.Get(s.f, full, h, opts...)
+		fuego.Get(s.f, full, h, opt)
 	case http.MethodPost:
-		fuego.Post(s.f, full, h, opts...)
+		fuego.Post(s.f, full, h, opt)
 	case http.MethodPatch:
-		fuego.Patch(s.f, full, h, opts...)
+		fuego.Patch(s.f, full, h, opt)
 	case http.MethodDelete:
-		fuego.Delete(s.f, full, h, opts...)
+		fuego.Delete(s.f, full, h, opt)
 	}
+}
+
+func permissionText(acc access) string {
+	if acc.anyKey {
+		return "**Permission:** any valid key.\n\n"
+	}
+	return "**Permission:** `" + string(acc.perm) + "`.\n\n"
 }
 
 func need(perm tenant.Permission) access { return access{perm: perm} }
 
-func tag(name string) func(*fuego.BaseRoute) { return fuego.OptionTags(name) }
-
-func summary(s string) func(*fuego.BaseRoute) { return fuego.OptionSummary(s) }
-
-func operationID(method, path string) func(*fuego.BaseRoute) {
-	id := strings.ToLower(method) + strings.NewReplacer("/", "_", "{", "", "}", "").Replace(path)
-	return fuego.OptionOperationID(id)
-}
-
 // register lists every public route.
 func (s *Server) register() {
-	handle(s, http.MethodGet, "/me", access{anyKey: true}, s.getMe, tag("identity"), summary("Key context"))
-	handle(s, http.MethodGet, "/team", access{perm: "team:read", skipMember: true}, s.listTeam,
-		tag("service_orders"), summary("Team members, filtered by the member's permissions"), pageParams())
-	handle(s, http.MethodGet, "/service_order_types", need("service_orders:read"), s.listServiceOrderTypes,
-		tag("service_orders"), summary("Service order types"), pageParams())
-	handle(s, http.MethodGet, "/clients/{id}", need("clients:read"), s.getClient, tag("clients"), summary("Read a client record"))
+	handle(s, http.MethodGet, "/me", access{anyKey: true}, op{id: "getMe", tag: "identity", summary: "Read the key's context",
+		desc: "The company, the calling key (exactly its permissions) and the company's rate limit (part 2.2)."}, s.getMe)
+	handle(s, http.MethodGet, "/team", access{perm: "team:read", skipMember: true}, op{id: "listTeamMembers", tag: "service_orders",
+		summary: "List team members",
+		desc: "Active members, trimmed by the member's permissions: technicians with the technicians permission, sellers " +
+			"with sales, panel members and assistants with tasks; owners and admins see everyone. Missing permissions trim " +
+			"the list, never refuse it.", query: pageParams()}, s.listTeam)
+	handle(s, http.MethodGet, "/service_order_types", need("service_orders:read"), op{id: "listServiceOrderTypes",
+		tag: "service_orders", summary: "List service order types", query: pageParams(),
+		desc: "The `id` of a type is the `type_id` of an order; when `required_on_create` is true the company requires a type."},
+		s.listServiceOrderTypes)
+	handle(s, http.MethodGet, "/clients/{id}", need("clients:read"), op{id: "getClient", tag: "clients",
+		summary: "Read a client record", desc: "Also the record a lead capture created or reused."}, s.getClient)
 	s.orderRoutes()
 	s.leadRoutes()
 	s.webhookRoutes()
 	s.saleRoutes()
 }
 
-func pageParams() func(*fuego.BaseRoute) {
-	return fuego.GroupOptions(
-		fuego.OptionQueryInt("limit", "Page size, 1 to 100 (default 100)"),
-		fuego.OptionQuery("starting_after", "Cursor: the id of the last item of the previous page"),
-	)
+// pageParams are the list parameters (docs/api.md, "Lists and pagination").
+func pageParams(more ...openapi.Param) []openapi.Param {
+	return append([]openapi.Param{
+		{Name: "limit", Description: "Page size, 1 to 100 (default 100).",
+			Schema: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Format: "int32", Min: new(1.0), Max: new(100.0)}},
+		{Name: "starting_after", Description: "Cursor: the `id` of the last item of the previous page.", Type: reflect.TypeFor[string]()},
+	}, more...)
+}
+
+func query[T any](name, desc string) openapi.Param {
+	return openapi.Param{Name: name, Description: desc, Type: reflect.TypeFor[T]()}
+}
+
+// timestampQuery and dateQuery are filters in the formats of part 2.1.
+func timestampQuery(name, desc string) openapi.Param { return query[apitime.Time](name, desc) }
+func dateQuery(name, desc string) openapi.Param      { return query[apitime.Date](name, desc) }
+
+// spec is the document's frame: info, servers, tags and the error envelope.
+func spec() openapi.Spec {
+	return openapi.Spec{
+		Info: &openapi3.Info{
+			Title:   "Oficina public API",
+			Version: "v1",
+			Description: "Service orders, sales and payments, lead capture and signed webhooks for one company, through " +
+				"an API key of that company.\n\n" +
+				"- Every request sends `Authorization: Bearer <API key>`; bodies are JSON (`application/json`).\n" +
+				"- Every answer carries `Request-Id`; errors share one envelope (`Error`), whose `message` follows " +
+				"`Accept-Language` (pt-BR by default, en, es).\n" +
+				"- Writes take `Idempotency-Key`: retry a write with the same key and it happens once.\n" +
+				"- In a PATCH, an omitted member keeps its value; `null` clears a member whose schema allows null and " +
+				"is refused (422 `invalid_value`) elsewhere.\n" +
+				"- Timestamps are UTC `YYYY-MM-DDThh:mm:ssZ`, dates `YYYY-MM-DD`, money integer cents in `_cents` members.\n" +
+				"- Events arrive as signed webhooks (the `webhooks` section) and on NATS JetStream for internal consumers.",
+			License: &openapi3.License{Name: "Apache License 2.0", Identifier: "Apache-2.0"},
+			Contact: &openapi3.Contact{Name: "Oficina", URL: "https://docs.oficina.dev/public/v1"},
+		},
+		Servers: openapi3.Servers{{
+			URL:         "{scheme}://{host}",
+			Description: "Your Oficina server; `make run` serves http://localhost:8080.",
+			Variables: map[string]*openapi3.ServerVariable{
+				"scheme": {Enum: []string{"https", "http"}, Default: "https"},
+				"host":   {Default: "localhost:8080", Description: "Host and port of the API."},
+			},
+		}},
+		Tags: openapi3.Tags{
+			{Name: "identity", Description: "The calling key and its company."},
+			{Name: "service_orders", Description: "Service orders, their types and the team (part 4.3)."},
+			{Name: "sales", Description: "Sales, payments, installments and versions (part 4.4)."},
+			{Name: "quotes", Description: "Quote conversions (part 4.4)."},
+			{Name: "leads", Description: "Lead capture: a client record and a follow-up task (part 4.5)."},
+			{Name: "clients", Description: "Client records."},
+			{Name: "webhooks", Description: "Webhook endpoints and their delivery log (part 4.6). Owners and admins only."},
+			{Name: "events", Description: "The events Oficina sends to webhook endpoints (part 6)."},
+		},
+		Errors: openapi.ErrorCodes{Envelope: reflect.TypeFor[apierr.Body](), Meaning: map[int]string{
+			400: "`invalid_request` (malformed request, broken JSON, invalid query parameter or Idempotency-Key) or `request_failed`.",
+			401: "`api_key_invalid`: any authentication failure, always the same answer.",
+			403: "`permission_missing`, `member_permission_denied`, `plan_feature_unavailable`, `plan_limit_reached`, " +
+				"`subscription_inactive` or `access_denied`.",
+			404: "`resource_not_found` (an id missing or of another company) or `route_not_found`.",
+			405: "`method_not_allowed`: the path exists, the method does not (`Allow` lists the methods).",
+			409: "`conflict` with the current state, or `idempotency_in_progress`.",
+			413: "`request_too_large`: body above 1 MB.",
+			415: "`unsupported_media_type`: the body is not JSON.",
+			422: "`validation_failed` (every invalid field in `errors`) or `idempotency_key_reused`.",
+			429: "`rate_limit_exceeded`: wait `Retry-After` seconds.",
+			500: "`internal_error`: retry later with the same `Idempotency-Key`.",
+			503: "`service_unavailable`: retry after `Retry-After` seconds with the same `Idempotency-Key`.",
+		}},
+	}
 }

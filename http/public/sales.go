@@ -7,6 +7,7 @@ import (
 	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
+	"oficina/http/openapi"
 	"oficina/http/wire"
 	"oficina/schema/page"
 	"oficina/schema/sales"
@@ -16,38 +17,65 @@ import (
 
 // saleRoutes registers the sales routes (4.4).
 func (s *Server) saleRoutes() {
-	tg := tag("sales")
-	created := fuego.OptionDefaultStatusCode(http.StatusCreated)
-	handle(s, http.MethodPost, "/sales", need("sales:create"), s.createSale, tg, created,
-		summary("Register a sale (finance permissions only when the request decides track_in_finance or chooses an account)"))
-	handle(s, http.MethodGet, "/sales", need("sales:read"), s.listSales, tg,
-		summary("List sales, newest first"), pageParams(), saleFilterParams())
-	handle(s, http.MethodGet, "/sales/{id}", need("sales:read"), s.getSale, tg, summary("Read a sale"))
-	handle(s, http.MethodPatch, "/sales/{id}", need("sales:update"), s.updateSale, tg,
-		summary("Change notes and production without a new version"))
-	handle(s, http.MethodPost, "/sales/{id}/payments", need("sales:update"), s.receiveSalePayment, tg,
-		summary("Receive a payment (+ finance:read and finance:create with account_id)"))
-	handle(s, http.MethodPost, "/sales/{id}/payments/{payment_id}/cancel", need("sales:update"), s.reverseSalePayment, tg,
-		summary("Reverse a payment"))
-	handle(s, http.MethodPatch, "/sales/{id}/installments", need("sales:update"), s.rescheduleSale, tg,
-		summary("Reschedule amounts and due dates of open installments"))
-	handle(s, http.MethodPost, "/sales/{id}/versions", need("sales:update"), s.newSaleVersion, tg,
-		summary("Make a new version: items, amounts, client, seller, balance plan (+ finance:read and finance:update with account_id)"))
-	handle(s, http.MethodGet, "/sales/{id}/versions", need("sales:read"), s.listSaleVersions, tg,
-		summary("Version history, newest first"))
-	handle(s, http.MethodPost, "/sales/{id}/cancel", need("sales:update"), s.cancelSale, tg, summary("Cancel a sale"))
-	handle(s, http.MethodPost, "/quotes/{id}/convert_to_sale", need("quotes:update"), s.convertQuoteToSale, tag("quotes"), created,
-		summary("Convert an approved quote into a sale, once (+ sales:create; finance permissions as for POST /sales)"))
+	const tg = "sales"
+	finance := " Finance permissions are needed only when the request decides: sending `track_in_finance` or an " +
+		"account needs member finance access, `true` also `finance:create`, an account `finance:read` and `finance:create`."
+	handle(s, http.MethodPost, "/sales", need("sales:create"), op{id: "createSale", tag: tg, summary: "Register a sale",
+		status: http.StatusCreated,
+		desc: "The sale gets the company's next number, counts against the monthly sale quota, builds its installments " +
+			"from the payment plan, posts to finance (the company setting decides unless `track_in_finance` is sent) and " +
+			"deducts stock for catalog items (unless `decrement_stock: false`). Totals are computed, never sent." + finance,
+		example: `{"client_id": "cli_01m80xxst6jzjf9e2f6wtgqx92",
+  "items": [{"type": "custom", "name": "Instalação", "unit_price_cents": 25000, "quantity": 2}],
+  "payment_plan": {"mode": "installments", "payment_method": "boleto",
+    "installments": [{"amount_cents": 25000, "due_date": "2026-12-10"}, {"amount_cents": 25000, "due_date": "2027-01-10"}]}}`},
+		s.createSale)
+	handle(s, http.MethodGet, "/sales", need("sales:read"), op{id: "listSales", tag: tg, summary: "List sales",
+		desc: "Newest first.", query: pageParams(saleFilterParams()...)}, s.listSales)
+	handle(s, http.MethodGet, "/sales/{id}", need("sales:read"), op{id: "getSale", tag: tg, summary: "Read a sale",
+		desc: "`account_id` and `finance_transactions` are present only for a key with `finance:read` whose member has " +
+			"finance access."}, s.getSale)
+	handle(s, http.MethodPatch, "/sales/{id}", need("sales:update"), op{id: "updateSale", tag: tg,
+		summary: "Change notes and production", desc: "Without a new version. Only the members sent change; `null` clears " +
+			"the members that allow it.", example: `{"production_status": "in_production"}`}, s.updateSale)
+	handle(s, http.MethodPost, "/sales/{id}/payments", need("sales:update"), op{id: "createSalePayment", tag: tg,
+		summary: "Receive a payment",
+		desc: "The amount cannot exceed the balance. With `installment_id` it settles that open installment; without, it " +
+			"is applied in due-date order. `account_id` needs `finance:read` and `finance:create` and member finance access.",
+		example: `{"amount_cents": 25000, "paid_at": "2026-12-10", "payment_method": "pix"}`}, s.receiveSalePayment)
+	handle(s, http.MethodPost, "/sales/{id}/payments/{payment_id}/cancel", need("sales:update"), op{id: "cancelSalePayment",
+		tag: tg, summary: "Reverse a payment", desc: "A payment already reversed or with an active invoice refuses (409).",
+		example: `{"reason": "Estorno a pedido do cliente"}`}, s.reverseSalePayment)
+	handle(s, http.MethodPatch, "/sales/{id}/installments", need("sales:update"), op{id: "rescheduleSaleInstallments",
+		tag: tg, summary: "Reschedule open installments",
+		desc: "New amounts and due dates for the open installments; they must add up to the open balance.",
+		example: `{"installments": [{"amount_cents": 50000, "due_date": "2027-01-10"}]}`}, s.rescheduleSale)
+	handle(s, http.MethodPost, "/sales/{id}/versions", need("sales:update"), op{id: "createSaleVersion", tag: tg,
+		summary: "Make a new version of a sale",
+		desc: "A commercial change (items, amounts, client, seller, balance plan) keeps the sale's id and increases " +
+			"`version`; received payments still count. An account needs `finance:read` and `finance:update`.",
+		example: `{"reason": "Cliente trocou o modelo", "items": [{"type": "custom", "name": "Instalação", "unit_price_cents": 30000}]}`},
+		s.newSaleVersion)
+	handle(s, http.MethodGet, "/sales/{id}/versions", need("sales:read"), op{id: "listSaleVersions", tag: tg,
+		summary: "List a sale's versions", desc: "Newest first."}, s.listSaleVersions)
+	handle(s, http.MethodPost, "/sales/{id}/cancel", need("sales:update"), op{id: "cancelSale", tag: tg, summary: "Cancel a sale",
+		desc: "Payments are reversed, deducted stock returns, finance transactions are canceled. A sale with an active " +
+			"invoice refuses (409).", example: `{"reason": "Desistência"}`}, s.cancelSale)
+	handle(s, http.MethodPost, "/quotes/{id}/convert_to_sale", need("quotes:update"), op{id: "convertQuoteToSale",
+		tag: "quotes", summary: "Convert an approved quote into a sale", status: http.StatusCreated,
+		desc: "Also needs `sales:create`. The sale takes the quote's items; a quote converts once (409 `conflict`)." + finance,
+		example: `{"payment_plan": {"mode": "paid_full", "payment_method": "pix", "paid_at": "2026-12-01"}}`},
+		s.convertQuoteToSale)
 }
 
-func saleFilterParams() func(*fuego.BaseRoute) {
-	return fuego.GroupOptions(
-		fuego.OptionQuery("sale_date_after", "Sales dated on or after this date (YYYY-MM-DD)"),
-		fuego.OptionQuery("sale_date_before", "Sales dated on or before this date (YYYY-MM-DD)"),
-		fuego.OptionQuery("payment_status", "pending, partial or paid"),
-		fuego.OptionQuery("client_id", "Sales of this client"),
-		fuego.OptionQuery("canceled", "true: only canceled sales; false: only sales not canceled"),
-	)
+func saleFilterParams() []openapi.Param {
+	return []openapi.Param{
+		dateQuery("sale_date_after", "Sales dated on or after this date."),
+		dateQuery("sale_date_before", "Sales dated on or before this date."),
+		query[sales.PaymentStatus]("payment_status", "Sales in this payment status."),
+		query[string]("client_id", "Sales of this client."),
+		query[bool]("canceled", "`true`: only canceled sales; `false`: only sales not canceled."),
+	}
 }
 
 // financeVisible reports whether the caller sees a sale's finance fields:

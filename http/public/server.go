@@ -20,6 +20,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
+	"oficina/http/openapi"
 	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/idempotency"
@@ -74,9 +75,10 @@ type Server struct {
 	throttle *ratelimit.Throttle
 	f        *fuego.Server
 	routes   map[string]*route // by ServeMux pattern
-	openapi  []byte
-	// schemaTypes are the Go types the OpenAPI document is generated from.
-	schemaTypes schemaTypes
+	// spec is what the OpenAPI document is built from; handle adds the
+	// routes.
+	spec    openapi.Spec
+	openapi []byte
 }
 
 // access is a route's declared permission.
@@ -113,35 +115,35 @@ func New(d Deps) (*Server, error) {
 	if d.IdempotencyTTL <= 0 {
 		d.IdempotencyTTL = idempotency.TTL
 	}
-	s := &Server{deps: d, routes: map[string]*route{}, schemaTypes: schemaTypes{}}
+	s := &Server{deps: d, routes: map[string]*route{}, spec: spec()}
 	switch {
 	case d.AuthFailuresPerMinute == 0:
 		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.Now)
 	case d.AuthFailuresPerMinute > 0:
 		s.throttle = ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.Now)
 	}
+	// fuego serves the routes; the OpenAPI document is built by
+	// http/openapi from the same route table (docs/decisions/0015).
 	s.f = fuego.NewServer(
 		fuego.WithoutLogger(),
 		fuego.WithoutStartupMessages(),
 		fuego.WithEngineOptions(
 			fuego.WithOpenAPIConfig(fuego.OpenAPIConfig{
 				DisableLocalSave: true, DisableSwaggerUI: true, DisableMessages: true, DisableDefaultServer: true,
-				PrettyFormatJSON: true,
-				Info:             openAPIInfo(),
 			}),
 			fuego.WithErrorHandler(func(_ context.Context, err error) error { return err }),
 		),
 		fuego.WithSerializer(sendJSON),
 		fuego.WithErrorSerializer(sendError),
-		fuego.WithRouteOptions(errorResponses()...),
-		fuego.WithSecurity(bearerScheme()),
 	)
 	s.register()
-	doc, err := json.MarshalIndent(s.f.OutputOpenAPISpec(), "", "  ")
+	doc, err := openapi.Build(s.spec)
 	if err != nil {
-		return nil, fmt.Errorf("public: openapi: %w", err)
+		return nil, fmt.Errorf("public: %w", err)
 	}
-	s.openapi = doc
+	if s.openapi, err = openapi.JSON(doc); err != nil {
+		return nil, fmt.Errorf("public: %w", err)
+	}
 	return s, nil
 }
 

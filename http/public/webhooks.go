@@ -16,43 +16,44 @@ import (
 	"oficina/tenant"
 )
 
-// WebhookEndpointCreate documents the body of POST /webhook_endpoints.
-type WebhookEndpointCreate struct {
-	URL         string   `json:"url" validate:"required" description:"https URL with a public host; no user or password"`
-	Description *string  `json:"description" description:"Free text (up to 10,000 characters)"`
-	Events      []string `json:"events" validate:"required" description:"Event names, family wildcards such as sale.*, or [\"*\"] alone (docs/events.md)"`
-}
-
-// WebhookEndpointUpdate documents the body of PATCH /webhook_endpoints/{id};
-// omitted fields stay as they are.
-type WebhookEndpointUpdate struct {
-	URL         *string   `json:"url" description:"New URL; changing it needs module reads and makes the caller the subscriber"`
-	Description *string   `json:"description" description:"New description; null clears it"`
-	Events      *[]string `json:"events" description:"New subscription; changing it needs module reads and makes the caller the subscriber"`
-}
-
-// RotateSecretRequest is the optional body of rotate_secret.
-type RotateSecretRequest struct {
-	GracePeriodSeconds *int64 `json:"grace_period_seconds" description:"How long the previous secret keeps signing too, 0 to 604800 (default 86400)"`
-}
-
 func (s *Server) webhookRoutes() {
-	const base = "/webhook_endpoints"
-	t := tag("webhooks")
-	handle(s, http.MethodPost, base, need("webhooks:create"), s.createWebhookEndpoint, t,
-		summary("Register a webhook endpoint; the answer carries its secret"), fuego.OptionDefaultStatusCode(http.StatusCreated))
-	handle(s, http.MethodGet, base, need("webhooks:read"), s.listWebhookEndpoints, t, summary("List webhook endpoints"), pageParams())
-	handle(s, http.MethodGet, base+"/{id}", need("webhooks:read"), s.getWebhookEndpoint, t, summary("Read a webhook endpoint"))
-	handle(s, http.MethodPatch, base+"/{id}", need("webhooks:update"), s.updateWebhookEndpoint, t, summary("Change URL, description or events"))
-	handle(s, http.MethodDelete, base+"/{id}", need("webhooks:delete"), s.deleteWebhookEndpoint, t, summary("Delete a webhook endpoint and its delivery log"))
-	handle(s, http.MethodPost, base+"/{id}/enable", need("webhooks:update"), s.enableWebhookEndpoint, t, summary("Re-enable; the caller becomes the subscriber"))
-	handle(s, http.MethodPost, base+"/{id}/disable", need("webhooks:update"), s.disableWebhookEndpoint, t, summary("Disable"))
-	handle(s, http.MethodPost, base+"/{id}/ping", need("webhooks:update"), s.pingWebhookEndpoint, t,
-		summary("Send a real ping event to this endpoint only (202, no body)"), fuego.OptionDefaultStatusCode(http.StatusAccepted))
-	handle(s, http.MethodPost, base+"/{id}/rotate_secret", need("webhooks:update"), s.rotateWebhookSecret, t, summary("New signing secret"))
-	handle(s, http.MethodGet, base+"/{id}/deliveries", need("webhooks:read"), s.listWebhookDeliveries, t, summary("Delivery log, newest first"), pageParams())
-	handle(s, http.MethodPost, base+"/{id}/deliveries/{delivery_id}/resend", need("webhooks:update"), s.resendWebhookDelivery, t,
-		summary("Send a logged delivery's event again (same event id)"), fuego.OptionDefaultStatusCode(http.StatusAccepted))
+	const base, tg = "/webhook_endpoints", "webhooks"
+	reads := " Subscribing also needs `<module>:read` for every module of the events (all modules for `*`)."
+	handle(s, http.MethodPost, base, need("webhooks:create"), op{id: "createWebhookEndpoint", tag: tg,
+		summary: "Register a webhook endpoint", status: http.StatusCreated,
+		desc: "The answer carries the signing `secret` (`whsec_…`), shown only here and on rotation; a replay with the " +
+			"same `Idempotency-Key` answers without it. A refused URL is 422 with `param: url` and the cause as its code." + reads,
+		example: `{"url": "https://example.com/webhooks/oficina", "description": "ERP", "events": ["sale.paid", "service_order.*"]}`},
+		s.createWebhookEndpoint)
+	handle(s, http.MethodGet, base, need("webhooks:read"), op{id: "listWebhookEndpoints", tag: tg,
+		summary: "List webhook endpoints", query: pageParams()}, s.listWebhookEndpoints)
+	handle(s, http.MethodGet, base+"/{id}", need("webhooks:read"), op{id: "getWebhookEndpoint", tag: tg,
+		summary: "Read a webhook endpoint"}, s.getWebhookEndpoint)
+	handle(s, http.MethodPatch, base+"/{id}", need("webhooks:update"), op{id: "updateWebhookEndpoint", tag: tg,
+		summary: "Change a webhook endpoint", desc: "Changing the URL or the events makes the caller the subscriber." + reads,
+		example: `{"events": ["*"]}`}, s.updateWebhookEndpoint)
+	handle(s, http.MethodDelete, base+"/{id}", need("webhooks:delete"), op{id: "deleteWebhookEndpoint", tag: tg,
+		summary: "Delete a webhook endpoint", desc: "Its pending deliveries are dropped and its delivery log deleted."},
+		s.deleteWebhookEndpoint)
+	handle(s, http.MethodPost, base+"/{id}/enable", need("webhooks:update"), op{id: "enableWebhookEndpoint", tag: tg,
+		summary: "Re-enable a webhook endpoint", desc: "The caller becomes the subscriber." + reads}, s.enableWebhookEndpoint)
+	handle(s, http.MethodPost, base+"/{id}/disable", need("webhooks:update"), op{id: "disableWebhookEndpoint", tag: tg,
+		summary: "Disable a webhook endpoint"}, s.disableWebhookEndpoint)
+	handle(s, http.MethodPost, base+"/{id}/ping", need("webhooks:update"), op{id: "pingWebhookEndpoint", tag: tg,
+		summary: "Send a ping event", status: http.StatusAccepted,
+		desc: "Sends a real `ping` event to this endpoint only; 202 without a body. A disabled endpoint refuses (409)." + reads},
+		s.pingWebhookEndpoint)
+	handle(s, http.MethodPost, base+"/{id}/rotate_secret", need("webhooks:update"), op{id: "rotateWebhookEndpointSecret",
+		tag: tg, summary: "Rotate the signing secret", optionalBody: true,
+		desc: "The answer carries the new `secret`. During the grace period deliveries carry a signature with each " +
+			"secret." + reads, example: `{"grace_period_seconds": 3600}`}, s.rotateWebhookSecret)
+	handle(s, http.MethodGet, base+"/{id}/deliveries", need("webhooks:read"), op{id: "listWebhookDeliveries", tag: tg,
+		summary: "List an endpoint's deliveries", desc: "The delivery log, newest first; kept 30 days.", query: pageParams()},
+		s.listWebhookDeliveries)
+	handle(s, http.MethodPost, base+"/{id}/deliveries/{delivery_id}/resend", need("webhooks:update"), op{
+		id: "resendWebhookDelivery", tag: tg, summary: "Resend a delivery", status: http.StatusAccepted,
+		desc: "Sends the logged delivery's event again, with the same event id, as a new delivery."},
+		s.resendWebhookDelivery)
 }
 
 // webhookManager is the owner/admin rule of 4.6, for every webhook route.
@@ -88,7 +89,7 @@ func subscriber(p *tenant.Principal) webhooks.Subscriber {
 	return webhooks.Subscriber{MemberID: p.Member.ID, KeyID: p.Key.ID}
 }
 
-func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointCreate]) (webhooks.WebhookEndpoint, error) {
+func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookEndpointCreate]) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
 	var in webhooks.WebhookEndpointCreate
 	if err := wire.Decode(c.Request(), &in); err != nil {
@@ -140,7 +141,7 @@ func (s *Server) getWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndp
 	return out, err
 }
 
-func (s *Server) updateWebhookEndpoint(c fuego.ContextWithBody[WebhookEndpointUpdate]) (webhooks.WebhookEndpoint, error) {
+func (s *Server) updateWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookEndpointUpdate]) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpoint{}, err
@@ -185,9 +186,9 @@ func (s *Server) disableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.Webhook
 	})
 }
 
-func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[RotateSecretRequest]) (webhooks.WebhookEndpoint, error) {
+func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSecretRotation]) (webhooks.WebhookEndpoint, error) {
 	p := principal(c.Context())
-	var in RotateSecretRequest
+	var in webhooks.WebhookSecretRotation
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return webhooks.WebhookEndpoint{}, err
 	}

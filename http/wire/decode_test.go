@@ -18,7 +18,7 @@ type sample struct {
 	At       *apitime.Time      `json:"at"`
 	Day      *apitime.Date      `json:"day"`
 	Items    []struct{ Q int }  `json:"items"`
-	Optional field.Opt[string]  `json:"optional"`
+	Optional field.Opt[string]  `json:"optional" api:"nullable"`
 	Nested   *struct{ X int32 } `json:"nested"`
 }
 
@@ -68,6 +68,31 @@ func TestDecodeNamesTheInvalidField(t *testing.T) {
 		if code != tc.code || param != tc.param || fc != tc.fc {
 			t.Errorf("%s: got %s %s %s, want %s %s %s", tc.body, code, param, fc, tc.code, tc.param, tc.fc)
 		}
+	}
+}
+
+// Null is taken only where the member is tagged nullable (the OpenAPI
+// document says the same): elsewhere, and as an array element, it is 422
+// invalid_value naming the member, never a silent "omitted".
+func TestNullOnlyWhereNullable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, param string }{
+		{`{"name":null}`, "name"},
+		{`{"at":null}`, "at"},
+		{`{"items":null}`, "items"},
+		{`{"items":[null]}`, "items[0]"},
+		{`{"items":[{"Q":1},null]}`, "items[1]"},
+		{`{"nested":null}`, "nested"},
+	} {
+		var v sample
+		code, param, fc := fieldOf(DecodeBytes([]byte(tc.body), &v))
+		if code != apierr.ValidationFailed || param != tc.param || fc != "invalid_value" {
+			t.Errorf("%s: got %s %s %s, want validation_failed %s invalid_value", tc.body, code, param, fc, tc.param)
+		}
+	}
+	var v sample
+	if err := DecodeBytes([]byte(`{"optional":null}`), &v); err != nil || !v.Optional.Null {
+		t.Errorf("a nullable member refused null: %v %+v", err, v.Optional)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +24,11 @@ import (
 //     "ſeller_id") would fill notes (seller_id) and a typo would pass;
 //   - a NUL character in a string, escaped as \u0000 (invalid_value):
 //     PostgreSQL text and jsonb cannot hold one, so it would fail at the
-//     database as a 500.
+//     database as a 500;
+//   - null for a member not tagged `api:"nullable"`, or as an array element
+//     (invalid_value): encoding/json would read it as "omitted", so a
+//     client that sends null to clear a field would silently change
+//     nothing; the OpenAPI document marks the same members nullable.
 //
 // Errors name the member's path: items[0].quantity.
 func scan(buf []byte, t reflect.Type) error {
@@ -74,6 +79,10 @@ func scan(buf []byte, t reflect.Type) error {
 				continue
 			default:
 				stack = stack[:len(stack)-1]
+			}
+		case nil:
+			if top != nil && !nullAllowed(top.t, top.obj, top.key) {
+				return apierr.Invalid(childPath(top), "invalid_value")
 			}
 		case string:
 			if top != nil && top.obj && top.want {
@@ -131,6 +140,24 @@ func memberType(t reflect.Type, obj bool, key string) reflect.Type {
 	return nil
 }
 
+// nullAllowed reports whether null may stand for a member (obj) or an
+// element of what t decodes into; unknown shapes (any) take it.
+func nullAllowed(t reflect.Type, obj bool, key string) bool {
+	if t == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return obj
+	case reflect.Struct:
+		if fs := fieldsOf(t); obj && fs != nil {
+			_, known := fs.types[key]
+			return !known || fs.nullable[key] // an unknown member is refused by the decoder
+		}
+	}
+	return true
+}
+
 // folded reports whether key is no field of struct type t but matches one
 // in another case (encoding/json's folding, which strings.EqualFold
 // follows).
@@ -176,8 +203,9 @@ func deref(t reflect.Type) reflect.Type {
 
 // fieldSet is the JSON member names of a struct and their types.
 type fieldSet struct {
-	names []string
-	types map[string]reflect.Type
+	names    []string
+	types    map[string]reflect.Type
+	nullable map[string]bool // tagged `api:"nullable"`
 }
 
 var fieldSets sync.Map // reflect.Type → *fieldSet (nil: opaque)
@@ -195,7 +223,7 @@ func fieldsOf(t reflect.Type) *fieldSet {
 		fs, _ := v.(*fieldSet)
 		return fs
 	}
-	fs := &fieldSet{types: map[string]reflect.Type{}}
+	fs := &fieldSet{types: map[string]reflect.Type{}, nullable: map[string]bool{}}
 	tagged := collect(t, fs, 0)
 	custom := reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)
 	if custom && !tagged {
@@ -234,6 +262,7 @@ func collect(t reflect.Type, fs *fieldSet, depth int) bool {
 		if _, seen := fs.types[name]; !seen {
 			fs.names = append(fs.names, name)
 			fs.types[name] = deref(f.Type)
+			fs.nullable[name] = slices.Contains(strings.Split(f.Tag.Get("api"), ","), "nullable")
 		}
 	}
 	return tagged

@@ -49,7 +49,7 @@ type Client struct {
 	Email             *string       `json:"email"`
 	Phone             *string       `json:"phone"`
 	Document          *string       `json:"document"`
-	Status            string        `json:"status"`
+	Status            ClientStatus  `json:"status"`
 	Source            *string       `json:"source"`
 	Notes             string        `json:"notes"`
 	BirthDate         *apitime.Date `json:"birth_date"`
@@ -63,7 +63,7 @@ type Client struct {
 func (c *Row) View() Client {
 	return Client{
 		Object: "client", ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Document: c.Document,
-		Status: c.Status, Source: c.Source, Notes: c.Notes, BirthDate: c.BirthDate,
+		Status: ClientStatus(c.Status), Source: c.Source, Notes: c.Notes, BirthDate: c.BirthDate,
 		NextFollowUp: timePtr(c.NextFollowUp), LastInteractionAt: timePtr(c.LastInteractionAt),
 		CreatedAt: apitime.At(c.CreatedAt), UpdatedAt: apitime.At(c.UpdatedAt),
 	}
@@ -116,6 +116,12 @@ const (
 	StatusActive   = "active"
 	StatusInactive = "inactive"
 )
+
+// ClientStatus is a client record's status.
+type ClientStatus string
+
+// Values are the statuses.
+func (ClientStatus) Values() []string { return []string{StatusLead, StatusActive, StatusInactive} }
 
 func validStatus(s string) bool { return s == StatusLead || s == StatusActive || s == StatusInactive }
 

@@ -23,15 +23,15 @@ import (
 // clears a nullable field. Name and status cannot be cleared.
 type ClientUpdate struct {
 	Name              field.Opt[string]       `json:"name"`
-	Email             field.Opt[string]       `json:"email"`
-	Phone             field.Opt[string]       `json:"phone"`
-	Document          field.Opt[string]       `json:"document"`
+	Email             field.Opt[string]       `json:"email" api:"nullable"`
+	Phone             field.Opt[string]       `json:"phone" api:"nullable"`
+	Document          field.Opt[string]       `json:"document" api:"nullable"`
 	Status            field.Opt[string]       `json:"status"`
-	Source            field.Opt[string]       `json:"source"`
+	Source            field.Opt[string]       `json:"source" api:"nullable"`
 	Notes             field.Opt[string]       `json:"notes"`
-	BirthDate         field.Opt[apitime.Date] `json:"birth_date"`
-	NextFollowUp      field.Opt[apitime.Time] `json:"next_follow_up"`
-	LastInteractionAt field.Opt[apitime.Time] `json:"last_interaction_at"`
+	BirthDate         field.Opt[apitime.Date] `json:"birth_date" api:"nullable"`
+	NextFollowUp      field.Opt[apitime.Time] `json:"next_follow_up" api:"nullable"`
+	LastInteractionAt field.Opt[apitime.Time] `json:"last_interaction_at" api:"nullable"`
 }
 
 func (p *ClientUpdate) apply(c *Row, f *apierr.Fields) {

@@ -67,9 +67,9 @@ func blank(s *string) bool { return s == nil || strings.TrimSpace(*s) == "" }
 // taskInput turns the task object (zero for the default task) into a
 // tasks.Input.
 func taskInput(t LeadTask, f *apierr.Fields) (*tasks.Input, time.Duration) {
-	in := &tasks.Input{Description: t.Description, AssigneeID: t.AssigneeID, AssigneeType: t.AssigneeType}
+	in := &tasks.Input{Description: t.Description, AssigneeID: t.AssigneeID, AssigneeType: (*string)(t.AssigneeType)}
 	if t.Priority != nil {
-		in.Priority = *t.Priority
+		in.Priority = string(*t.Priority)
 		if in.Priority == "" {
 			f.Add("task.priority", "invalid_value")
 		}
@@ -103,8 +103,8 @@ func taskInput(t LeadTask, f *apierr.Fields) (*tasks.Input, time.Duration) {
 // its OpenAPI component.
 type LeadCapture struct {
 	Object       string         `json:"object"`
-	Lead         clients.Client `json:"lead"`
-	Task         *tasks.Task    `json:"task"`
+	Lead         clients.Client `json:"lead" api:"summarizable"`
+	Task         *tasks.Task    `json:"task" api:"summarizable"`
 	Deduplicated bool           `json:"deduplicated"`
 
 	summarized bool

@@ -13,27 +13,32 @@ import (
 	"strings"
 
 	"oficina/schema/apitime"
+	"oficina/schema/tasks"
+	"oficina/tenant"
 )
 
 // LeadCaptureCreate is the body of POST /leads. It decodes with wire.DecodeBytes.
 type LeadCaptureCreate struct {
-	Name   *string   `json:"name"`
+	Name   *string   `json:"name" api:"required"`
 	Email  *string   `json:"email"`
 	Phone  *string   `json:"phone"`
 	Source *string   `json:"source"`
 	Notes  *string   `json:"notes"`
-	Task   TaskField `json:"task"`
+	Task   TaskField `json:"task" api:"nullable"`
 }
+
+// RequiredAnyOf: a capture needs an e-mail or a phone (either, or both).
+func (LeadCaptureCreate) RequiredAnyOf() [][]string { return [][]string{{"email"}, {"phone"}} }
 
 // LeadTask is the task object of a capture.
 type LeadTask struct {
-	Title        *string       `json:"title"`
-	Description  *string       `json:"description"`
-	DueInHours   *int64        `json:"due_in_hours"`
-	DueAt        *apitime.Time `json:"due_at"`
-	Priority     *string       `json:"priority"`
-	AssigneeID   *string       `json:"assignee_id"`
-	AssigneeType *string       `json:"assignee_type"`
+	Title        *string                `json:"title"`
+	Description  *string                `json:"description"`
+	DueInHours   *int64                 `json:"due_in_hours"`
+	DueAt        *apitime.Time          `json:"due_at"`
+	Priority     *tasks.TaskPriority    `json:"priority"`
+	AssigneeID   *string                `json:"assignee_id"`
+	AssigneeType *tenant.TeamMemberType `json:"assignee_type"`
 }
 
 // TaskField is the "task" member: omitted (the default task), null (no

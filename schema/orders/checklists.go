@@ -63,7 +63,7 @@ func (c *Checklist) View() ChecklistView {
 type ChecklistInput struct {
 	Name   *string                  `json:"name"`
 	Active *bool                    `json:"active"`
-	TypeID field.Opt[string]        `json:"type_id"`
+	TypeID field.Opt[string]        `json:"type_id" api:"nullable"`
 	Items  *[]ChecklistTemplateItem `json:"items"`
 }
 

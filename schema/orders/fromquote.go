@@ -16,19 +16,19 @@ import (
 // items, discount and additional costs come from the quote; the rest is
 // what the create body takes for the field work.
 type ServiceOrderFromQuote struct {
-	QuoteID              *string       `json:"quote_id"`
-	ClientPhone          *string       `json:"client_phone"`
-	ClientDescription    *string       `json:"client_description"`
-	ServiceAddress       *string       `json:"service_address"`
-	TypeID               *string       `json:"type_id"`
-	TechnicianID         *string       `json:"technician_id"`
-	SupportTechnicianIDs []string      `json:"support_technician_ids"`
-	ScheduledStart       *apitime.Time `json:"scheduled_start"`
-	ScheduledEnd         *apitime.Time `json:"scheduled_end"`
-	Priority             *string       `json:"priority"`
-	InternalNotes        *string       `json:"internal_notes"`
-	SendToTechnician     bool          `json:"send_to_technician"`
-	CreateAppointment    bool          `json:"create_appointment"`
+	QuoteID              *string               `json:"quote_id" api:"required"`
+	ClientPhone          *string               `json:"client_phone"`
+	ClientDescription    *string               `json:"client_description"`
+	ServiceAddress       *string               `json:"service_address"`
+	TypeID               *string               `json:"type_id" api:"nullable"`
+	TechnicianID         *string               `json:"technician_id"`
+	SupportTechnicianIDs []string              `json:"support_technician_ids"`
+	ScheduledStart       *apitime.Time         `json:"scheduled_start"`
+	ScheduledEnd         *apitime.Time         `json:"scheduled_end"`
+	Priority             *ServiceOrderPriority `json:"priority"`
+	InternalNotes        *string               `json:"internal_notes"`
+	SendToTechnician     bool                  `json:"send_to_technician"`
+	CreateAppointment    bool                  `json:"create_appointment"`
 }
 
 // NeedsAppointment reports whether the conversion creates an appointment

@@ -35,25 +35,25 @@ const (
 
 // ServiceOrderItemInput is an item as sent; every field is required.
 type ServiceOrderItemInput struct {
-	Description    *string  `json:"description"`
-	Quantity       *float64 `json:"quantity"`
-	UnitPriceCents *int64   `json:"unit_price_cents"`
-	TotalCents     *int64   `json:"total_cents"`
+	Description    *string  `json:"description" api:"required"`
+	Quantity       *float64 `json:"quantity" api:"required"`
+	UnitPriceCents *int64   `json:"unit_price_cents" api:"required"`
+	TotalCents     *int64   `json:"total_cents" api:"required"`
 }
 
 // ServiceOrderCreate is the body of POST /service_orders.
 type ServiceOrderCreate struct {
 	ClientID             *string                 `json:"client_id"`
-	ClientName           *string                 `json:"client_name"`
+	ClientName           *string                 `json:"client_name" api:"required"`
 	ClientPhone          *string                 `json:"client_phone"`
 	ClientDescription    *string                 `json:"client_description"`
 	ServiceAddress       *string                 `json:"service_address"`
-	TypeID               *string                 `json:"type_id"`
+	TypeID               *string                 `json:"type_id" api:"nullable"`
 	TechnicianID         *string                 `json:"technician_id"`
 	SupportTechnicianIDs []string                `json:"support_technician_ids"`
 	ScheduledStart       *apitime.Time           `json:"scheduled_start"`
 	ScheduledEnd         *apitime.Time           `json:"scheduled_end"`
-	Priority             *string                 `json:"priority"`
+	Priority             *ServiceOrderPriority   `json:"priority"`
 	InternalNotes        *string                 `json:"internal_notes"`
 	Items                []ServiceOrderItemInput `json:"items"`
 	DiscountCents        *int64                  `json:"discount_cents"`
@@ -118,7 +118,7 @@ func (in *ServiceOrderCreate) draft() (*draft, error) {
 	d.clientDescription = text(&f, "client_description", in.ClientDescription, MaxTextLen, false)
 	d.serviceAddress = text(&f, "service_address", in.ServiceAddress, MaxAddressLen, true)
 	d.internalNotes = text(&f, "internal_notes", in.InternalNotes, MaxTextLen, false)
-	d.priority = priority(&f, in.Priority)
+	d.priority = priority(&f, (*string)(in.Priority))
 	d.scheduledStart, d.scheduledEnd = schedule(&f, in.ScheduledStart, in.ScheduledEnd)
 	d.items = items(&f, in.Items)
 	d.discountCents = cents(&f, "discount_cents", in.DiscountCents)

@@ -24,6 +24,19 @@ const (
 // Statuses lists every status.
 var Statuses = []string{StatusPending, StatusScheduled, StatusInProgress, StatusCompleted, StatusCanceled}
 
+// ServiceOrderStatus is an order's status in the API (an enum of Statuses).
+type ServiceOrderStatus string
+
+// Values are the statuses.
+func (ServiceOrderStatus) Values() []string { return Statuses }
+
+// ServiceOrderPriority is an order's priority in the API (an enum of
+// Priorities).
+type ServiceOrderPriority string
+
+// Values are the priorities.
+func (ServiceOrderPriority) Values() []string { return Priorities }
+
 // Priorities lists the priority values; DefaultPriority is used when none
 // is sent.
 var Priorities = []string{"low", "medium", "high", "urgent"}
@@ -100,7 +113,7 @@ type ServiceOrder struct {
 	Object                string                      `json:"object"`
 	ID                    string                      `json:"id"`
 	Number                int64                       `json:"number"`
-	Status                string                      `json:"status"`
+	Status                ServiceOrderStatus          `json:"status"`
 	ClientID              *string                     `json:"client_id"`
 	ClientName            string                      `json:"client_name"`
 	ClientPhone           string                      `json:"client_phone"`
@@ -114,7 +127,7 @@ type ServiceOrder struct {
 	StartedAt             *apitime.Time               `json:"started_at"`
 	CompletedAt           *apitime.Time               `json:"completed_at"`
 	CanceledAt            *apitime.Time               `json:"canceled_at"`
-	Priority              string                      `json:"priority"`
+	Priority              ServiceOrderPriority        `json:"priority"`
 	InternalNotes         string                      `json:"internal_notes"`
 	Items                 []ServiceOrderItem          `json:"items"`
 	SubtotalCents         int64                       `json:"subtotal_cents"`
@@ -132,12 +145,12 @@ type ServiceOrder struct {
 // View renders the GET representation.
 func (o *Row) View() ServiceOrder {
 	return ServiceOrder{
-		Object: "service_order", ID: o.ID, Number: o.Number, Status: o.Status,
+		Object: "service_order", ID: o.ID, Number: o.Number, Status: ServiceOrderStatus(o.Status),
 		ClientID: o.ClientID, ClientName: o.ClientName, ClientPhone: o.ClientPhone,
 		ClientDescription: o.ClientDescription, ServiceAddress: o.ServiceAddress, TypeID: o.TypeID,
 		TechnicianID: o.TechnicianID, SupportTechnicianIDs: nonNil(o.SupportTechnicianIDs),
 		ScheduledStart: at(o.ScheduledStart), ScheduledEnd: at(o.ScheduledEnd), StartedAt: at(o.StartedAt),
-		CompletedAt: at(o.CompletedAt), CanceledAt: at(o.CanceledAt), Priority: o.Priority,
+		CompletedAt: at(o.CompletedAt), CanceledAt: at(o.CanceledAt), Priority: ServiceOrderPriority(o.Priority),
 		InternalNotes: o.InternalNotes, Items: nonNil(o.Items), SubtotalCents: o.SubtotalCents,
 		DiscountCents: o.DiscountCents, AdditionalCostsCents: o.AdditionalCostsCents, TotalCents: o.TotalCents,
 		Checklist: nonNil(o.Checklist), TechnicianCompletions: nonNil(o.TechnicianCompletions),

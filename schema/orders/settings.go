@@ -178,7 +178,7 @@ type SettingsView struct {
 type SettingsInput struct {
 	RequiredFields            *[]string      `json:"required_fields"`
 	TechnicianCompletionOrder *string        `json:"technician_completion_order"`
-	MonthlyOrderQuota         field.Opt[int] `json:"monthly_order_quota"`
+	MonthlyOrderQuota         field.Opt[int] `json:"monthly_order_quota" api:"nullable"`
 	OrderQuotaUnlimited       *bool          `json:"order_quota_unlimited"`
 }
 

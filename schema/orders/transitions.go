@@ -21,7 +21,7 @@ const EventFinancialTransactionCreated = "financial_transaction.created"
 
 // ServiceOrderStatusChange is the body of POST /service_orders/{id}/status.
 type ServiceOrderStatusChange struct {
-	Status *string `json:"status"`
+	Status *ServiceOrderStatus `json:"status" api:"required"`
 }
 
 // ServiceOrderComplete is the body of POST /service_orders/{id}/complete.
@@ -71,11 +71,11 @@ func validStatus(s *string) error {
 // SetStatus is POST /status: any status to any other, the only way to
 // reopen a completed or canceled order. The same status changes nothing.
 func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderStatusChange) (*Row, error) {
-	if err := validStatus(in.Status); err != nil {
+	if err := validStatus((*string)(in.Status)); err != nil {
 		return nil, err
 	}
 	return mutate(ctx, tx, w, id, func(o *Row) error {
-		o.setStatus(*in.Status, w.At)
+		o.setStatus(string(*in.Status), w.At)
 		return nil
 	})
 }

@@ -18,22 +18,22 @@ import (
 // value; null clears a nullable field, empties a text field or list, and is
 // refused for client_name, priority and status.
 type ServiceOrderUpdate struct {
-	ClientID             *string                 `json:"client_id"`
+	ClientID             *string                 `json:"client_id" api:"nullable"`
 	ClientName           *string                 `json:"client_name"`
 	ClientPhone          *string                 `json:"client_phone"`
 	ClientDescription    *string                 `json:"client_description"`
 	ServiceAddress       *string                 `json:"service_address"`
-	TypeID               *string                 `json:"type_id"`
-	TechnicianID         *string                 `json:"technician_id"`
+	TypeID               *string                 `json:"type_id" api:"nullable"`
+	TechnicianID         *string                 `json:"technician_id" api:"nullable"`
 	SupportTechnicianIDs []string                `json:"support_technician_ids"`
-	ScheduledStart       *apitime.Time           `json:"scheduled_start"`
-	ScheduledEnd         *apitime.Time           `json:"scheduled_end"`
-	Priority             *string                 `json:"priority"`
+	ScheduledStart       *apitime.Time           `json:"scheduled_start" api:"nullable"`
+	ScheduledEnd         *apitime.Time           `json:"scheduled_end" api:"nullable"`
+	Priority             *ServiceOrderPriority   `json:"priority"`
 	InternalNotes        *string                 `json:"internal_notes"`
 	Items                []ServiceOrderItemInput `json:"items"`
 	DiscountCents        *int64                  `json:"discount_cents"`
 	AdditionalCostsCents *int64                  `json:"additional_costs_cents"`
-	Status               *string                 `json:"status"`
+	Status               *ServiceOrderStatus     `json:"status"`
 
 	present map[string]bool
 }
@@ -125,10 +125,10 @@ func (in *ServiceOrderUpdate) apply(o *Row, w streams.Write) error {
 		}
 	}
 	if in.Has("priority") {
-		if in.Priority == nil || !slices.Contains(Priorities, *in.Priority) {
+		if in.Priority == nil || !slices.Contains(Priorities, string(*in.Priority)) {
 			f.Add("priority", errInvalidValue)
 		} else {
-			o.Priority = *in.Priority
+			o.Priority = string(*in.Priority)
 		}
 	}
 	if in.Has("scheduled_start") {
@@ -150,10 +150,10 @@ func (in *ServiceOrderUpdate) apply(o *Row, w streams.Write) error {
 		o.AdditionalCostsCents = cents(&f, "additional_costs_cents", in.AdditionalCostsCents)
 	}
 	if in.Has("status") {
-		if err := validStatus(in.Status); err != nil {
+		if err := validStatus((*string)(in.Status)); err != nil {
 			f.Add("status", apierr.As(err).Fields[0].Code)
 		} else {
-			o.setStatus(*in.Status, w.At)
+			o.setStatus(string(*in.Status), w.At)
 		}
 	}
 	if err := f.Err(); err != nil {

@@ -36,9 +36,9 @@ const (
 // changes go through Adjust.
 type Input struct {
 	Name                  field.Opt[string] `json:"name"`
-	SKU                   field.Opt[string] `json:"sku"`
+	SKU                   field.Opt[string] `json:"sku" api:"nullable"`
 	PriceCents            field.Opt[int64]  `json:"price_cents"`
-	PromotionalPriceCents field.Opt[int64]  `json:"promotional_price_cents"`
+	PromotionalPriceCents field.Opt[int64]  `json:"promotional_price_cents" api:"nullable"`
 	Active                field.Opt[bool]   `json:"active"`
 	StockQuantity         *int64            `json:"stock_quantity"`
 	Variations            *[]VariationInput `json:"variations"`

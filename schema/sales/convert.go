@@ -27,7 +27,7 @@ type QuoteConversion struct {
 	SaleDate              *apitime.Date     `json:"sale_date"`
 	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
 	Notes                 *string           `json:"notes"` // default: the quote's notes
-	ProductionStatus      *string           `json:"production_status"`
+	ProductionStatus      *ProductionStatus `json:"production_status"`
 	ProductionNotes       string            `json:"production_notes"`
 	TrackInFinance        *bool             `json:"track_in_finance"`
 	DecrementStock        *bool             `json:"decrement_stock"`

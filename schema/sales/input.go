@@ -26,15 +26,15 @@ const (
 type SaleCreate struct {
 	ClientID              *string           `json:"client_id"`
 	SellerID              *string           `json:"seller_id"`
-	Items                 []SaleItemInput   `json:"items"`
-	PaymentPlan           *PaymentPlanInput `json:"payment_plan"`
+	Items                 []SaleItemInput   `json:"items" api:"required"`
+	PaymentPlan           *PaymentPlanInput `json:"payment_plan" api:"required"`
 	DiscountCents         int64             `json:"discount_cents"`
 	ShippingCents         int64             `json:"shipping_cents"`
 	AdditionalCostsCents  int64             `json:"additional_costs_cents"`
 	SaleDate              *apitime.Date     `json:"sale_date"`
 	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
 	Notes                 string            `json:"notes"`
-	ProductionStatus      *string           `json:"production_status"`
+	ProductionStatus      *ProductionStatus `json:"production_status"`
 	ProductionNotes       string            `json:"production_notes"`
 	// Request-only switches (2.6).
 	TrackInFinance *bool `json:"track_in_finance"`
@@ -45,18 +45,18 @@ type SaleCreate struct {
 // or catalog (product_id, and variation_id when the product has
 // variations; name and price come from the product).
 type SaleItemInput struct {
-	Type           string  `json:"type"`
-	Name           *string `json:"name"`
-	UnitPriceCents *int64  `json:"unit_price_cents"`
-	ProductID      *string `json:"product_id"`
-	VariationID    *string `json:"variation_id"`
-	Quantity       *int64  `json:"quantity"` // default 1
+	Type           SaleItemType `json:"type" api:"required"`
+	Name           *string      `json:"name"`
+	UnitPriceCents *int64       `json:"unit_price_cents"`
+	ProductID      *string      `json:"product_id"`
+	VariationID    *string      `json:"variation_id"`
+	Quantity       *int64       `json:"quantity"` // default 1
 }
 
 // PaymentPlanInput is the payment plan in a request.
 type PaymentPlanInput struct {
-	Mode             string                        `json:"mode"`
-	PaymentMethod    *string                       `json:"payment_method"`
+	Mode             PaymentPlanMode               `json:"mode" api:"required"`
+	PaymentMethod    *PaymentMethod                `json:"payment_method"`
 	AccountID        *string                       `json:"account_id"`
 	PaidAt           *apitime.Date                 `json:"paid_at"`
 	EntryAmountCents *int64                        `json:"entry_amount_cents"`
@@ -65,8 +65,8 @@ type PaymentPlanInput struct {
 
 // PaymentPlanInstallmentInput is an installment of a plan or a schedule.
 type PaymentPlanInstallmentInput struct {
-	AmountCents *int64        `json:"amount_cents"`
-	DueDate     *apitime.Date `json:"due_date"`
+	AmountCents *int64        `json:"amount_cents" api:"required"`
+	DueDate     *apitime.Date `json:"due_date" api:"required"`
 }
 
 // Validate checks the request's shape (everything that needs neither the

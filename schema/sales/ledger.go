@@ -23,7 +23,7 @@ import (
 
 // draft is an installment to create.
 type draft struct {
-	Kind   string
+	Kind   InstallmentKind
 	Amount int64
 	Due    apitime.Date
 }
@@ -107,7 +107,7 @@ func newInstallments(s *Row, drafts []draft, e Env) []InstallmentRow {
 }
 
 // statusFor is an installment's status from its amounts and due date.
-func statusFor(n *InstallmentRow, today apitime.Date) string {
+func statusFor(n *InstallmentRow, today apitime.Date) InstallmentStatus {
 	switch {
 	case n.Status == InstCanceled:
 		return InstCanceled
@@ -215,8 +215,8 @@ func settle(s *Row, today apitime.Date) {
 // amount, including what was already paid on it); without id it adds one.
 type InstallmentsRescheduleEntry struct {
 	ID          *string       `json:"id"`
-	AmountCents *int64        `json:"amount_cents"`
-	DueDate     *apitime.Date `json:"due_date"`
+	AmountCents *int64        `json:"amount_cents" api:"required"`
+	DueDate     *apitime.Date `json:"due_date" api:"required"`
 }
 
 // replan replaces the open installments with entries so that what remains

@@ -15,11 +15,11 @@ import (
 
 // PaymentCreate is the body of POST /sales/{id}/payments (4.4).
 type PaymentCreate struct {
-	AmountCents   *int64        `json:"amount_cents"`
-	PaidAt        *apitime.Date `json:"paid_at"`
-	PaymentMethod *string       `json:"payment_method"`
-	InstallmentID *string       `json:"installment_id"`
-	AccountID     *string       `json:"account_id"`
+	AmountCents   *int64         `json:"amount_cents" api:"required"`
+	PaidAt        *apitime.Date  `json:"paid_at" api:"required"`
+	PaymentMethod *PaymentMethod `json:"payment_method"`
+	InstallmentID *string        `json:"installment_id"`
+	AccountID     *string        `json:"account_id"`
 }
 
 func (in *PaymentCreate) validate() error {
@@ -86,7 +86,7 @@ func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in
 
 // Cancellation is the body of payment reversal and of sale cancellation.
 type Cancellation struct {
-	Reason string `json:"reason"`
+	Reason string `json:"reason" api:"required"`
 }
 
 // ReversePayment cancels a payment: its amounts go back onto the

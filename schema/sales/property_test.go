@@ -82,7 +82,7 @@ func (m *money) schedule(total int64) []sales.PaymentPlanInstallmentInput {
 
 func (m *money) create() {
 	total := int64(1 + m.rnd.IntN(500000))
-	plan := &sales.PaymentPlanInput{Mode: []string{sales.ModePaidFull, sales.ModeEntryAndRest, sales.ModeInstallments}[m.rnd.IntN(3)]}
+	plan := &sales.PaymentPlanInput{Mode: []sales.PaymentPlanMode{sales.ModePaidFull, sales.ModeEntryAndRest, sales.ModeInstallments}[m.rnd.IntN(3)]}
 	switch plan.Mode {
 	case sales.ModeEntryAndRest:
 		if total < 2 {
@@ -223,7 +223,7 @@ func (m *money) check(after string) {
 	}
 }
 
-func status(s *sales.Row) string {
+func status(s *sales.Row) sales.PaymentStatus {
 	switch {
 	case s.PaidCents == s.TotalCents:
 		return sales.StatusPaid

@@ -56,47 +56,47 @@ const (
 )
 
 // PaymentMethods are the values of payment_method (2.6).
-var PaymentMethods = []string{"pix", "credit_card", "debit_card", "cash", "boleto", "transfer", "other"}
+var PaymentMethods = []PaymentMethod{"pix", "credit_card", "debit_card", "cash", "boleto", "transfer", "other"}
 
 // ProductionStatuses are the values of production_status.
-var ProductionStatuses = []string{"pending", "in_production", "ready", "delivered"}
+var ProductionStatuses = []ProductionStatus{"pending", "in_production", "ready", "delivered"}
 
 // Row is a stored sale. Items, Installments and Payments are loaded with it
 // (one query, see Load); Transactions only when finance is shown.
 type Row struct {
 	bun.BaseModel `bun:"table:sales,alias:s"`
 
-	ID                    string       `bun:"id,pk"`
-	CompanyID             string       `bun:"company_id"`
-	Number                *int64       `bun:"number"`
-	Version               int          `bun:"version"`
-	ClientID              *string      `bun:"client_id"`
-	SellerID              *string      `bun:"seller_id"`
-	QuoteID               *string      `bun:"quote_id"`
-	ContractID            *string      `bun:"contract_id"`
-	PaymentStatus         string       `bun:"payment_status"`
-	Overdue               bool         `bun:"overdue"`
-	SubtotalCents         int64        `bun:"subtotal_cents"`
-	DiscountCents         int64        `bun:"discount_cents"`
-	ShippingCents         int64        `bun:"shipping_cents"`
-	AdditionalCostsCents  int64        `bun:"additional_costs_cents"`
-	TotalCents            int64        `bun:"total_cents"`
-	PaidCents             int64        `bun:"paid_cents"`
-	PaymentPlan           PaymentPlan  `bun:"payment_plan,type:jsonb"`
-	AccountID             *string      `bun:"account_id"`
-	TrackInFinance        bool         `bun:"track_in_finance"`
-	DecrementStock        bool         `bun:"decrement_stock"`
-	SaleDate              apitime.Date `bun:"sale_date,type:date"`
-	EstimatedDeliveryDate *time.Time   `bun:"estimated_delivery_date"`
-	Notes                 string       `bun:"notes"`
-	ProductionStatus      *string      `bun:"production_status"`
-	ProductionNotes       string       `bun:"production_notes"`
-	InvoiceLocked         bool         `bun:"invoice_locked"`
-	CommissionPaidAt      *time.Time   `bun:"commission_paid_at"`
-	CanceledAt            *time.Time   `bun:"canceled_at"`
-	CancelReason          *string      `bun:"cancel_reason"`
-	CreatedAt             time.Time    `bun:"created_at"`
-	UpdatedAt             time.Time    `bun:"updated_at"`
+	ID                    string            `bun:"id,pk"`
+	CompanyID             string            `bun:"company_id"`
+	Number                *int64            `bun:"number"`
+	Version               int               `bun:"version"`
+	ClientID              *string           `bun:"client_id"`
+	SellerID              *string           `bun:"seller_id"`
+	QuoteID               *string           `bun:"quote_id"`
+	ContractID            *string           `bun:"contract_id"`
+	PaymentStatus         PaymentStatus     `bun:"payment_status"`
+	Overdue               bool              `bun:"overdue"`
+	SubtotalCents         int64             `bun:"subtotal_cents"`
+	DiscountCents         int64             `bun:"discount_cents"`
+	ShippingCents         int64             `bun:"shipping_cents"`
+	AdditionalCostsCents  int64             `bun:"additional_costs_cents"`
+	TotalCents            int64             `bun:"total_cents"`
+	PaidCents             int64             `bun:"paid_cents"`
+	PaymentPlan           PaymentPlan       `bun:"payment_plan,type:jsonb"`
+	AccountID             *string           `bun:"account_id"`
+	TrackInFinance        bool              `bun:"track_in_finance"`
+	DecrementStock        bool              `bun:"decrement_stock"`
+	SaleDate              apitime.Date      `bun:"sale_date,type:date"`
+	EstimatedDeliveryDate *time.Time        `bun:"estimated_delivery_date"`
+	Notes                 string            `bun:"notes"`
+	ProductionStatus      *ProductionStatus `bun:"production_status"`
+	ProductionNotes       string            `bun:"production_notes"`
+	InvoiceLocked         bool              `bun:"invoice_locked"`
+	CommissionPaidAt      *time.Time        `bun:"commission_paid_at"`
+	CanceledAt            *time.Time        `bun:"canceled_at"`
+	CancelReason          *string           `bun:"cancel_reason"`
+	CreatedAt             time.Time         `bun:"created_at"`
+	UpdatedAt             time.Time         `bun:"updated_at"`
 
 	// The children as stored on the sale row (see the migration): every
 	// write of the sale rewrites them from the decoded children below.
@@ -141,12 +141,12 @@ func (d doc) Value() (driver.Value, error) {
 
 // PaymentPlan is the payment plan: always all six fields (2.6).
 type PaymentPlan struct {
-	Mode             string                   `json:"mode"`
-	PaymentMethod    *string                  `json:"payment_method"`
+	Mode             PaymentPlanMode          `json:"mode"`
+	PaymentMethod    *PaymentMethod           `json:"payment_method"`
 	AccountID        *string                  `json:"account_id"`
 	PaidAt           *apitime.Date            `json:"paid_at"`
 	EntryAmountCents *int64                   `json:"entry_amount_cents"`
-	Installments     []PaymentPlanInstallment `json:"installments"`
+	Installments     []PaymentPlanInstallment `json:"installments" api:"nullable" doc:"null in paid_full."`
 }
 
 // PaymentPlanInstallment is an installment of the plan as agreed.
@@ -160,36 +160,36 @@ type PaymentPlanInstallment struct {
 type ItemRow struct {
 	bun.BaseModel `bun:"table:sale_items,alias:i"`
 
-	ID                 string  `bun:"id,pk" json:"id"`
-	CompanyID          string  `bun:"company_id" json:"company_id"`
-	SaleID             string  `bun:"sale_id" json:"sale_id"`
-	Version            int     `bun:"version" json:"version"`
-	Position           int     `bun:"position" json:"position"`
-	Type               string  `bun:"type" json:"type"`
-	Name               string  `bun:"name" json:"name"`
-	Quantity           int64   `bun:"quantity" json:"quantity"`
-	UnitPriceCents     int64   `bun:"unit_price_cents" json:"unit_price_cents"`
-	OriginalPriceCents int64   `bun:"original_price_cents" json:"original_price_cents"`
-	TotalPriceCents    int64   `bun:"total_price_cents" json:"total_price_cents"`
-	ProductID          *string `bun:"product_id" json:"product_id"`
-	VariationID        *string `bun:"variation_id" json:"variation_id"`
+	ID                 string       `bun:"id,pk" json:"id"`
+	CompanyID          string       `bun:"company_id" json:"company_id"`
+	SaleID             string       `bun:"sale_id" json:"sale_id"`
+	Version            int          `bun:"version" json:"version"`
+	Position           int          `bun:"position" json:"position"`
+	Type               SaleItemType `bun:"type" json:"type"`
+	Name               string       `bun:"name" json:"name"`
+	Quantity           int64        `bun:"quantity" json:"quantity"`
+	UnitPriceCents     int64        `bun:"unit_price_cents" json:"unit_price_cents"`
+	OriginalPriceCents int64        `bun:"original_price_cents" json:"original_price_cents"`
+	TotalPriceCents    int64        `bun:"total_price_cents" json:"total_price_cents"`
+	ProductID          *string      `bun:"product_id" json:"product_id"`
+	VariationID        *string      `bun:"variation_id" json:"variation_id"`
 }
 
 // InstallmentRow is a stored installment (json tags as for Item).
 type InstallmentRow struct {
 	bun.BaseModel `bun:"table:sale_installments,alias:n"`
 
-	ID          string        `bun:"id,pk" json:"id"`
-	CompanyID   string        `bun:"company_id" json:"company_id"`
-	SaleID      string        `bun:"sale_id" json:"sale_id"`
-	Kind        string        `bun:"kind" json:"kind"`
-	AmountCents int64         `bun:"amount_cents" json:"amount_cents"`
-	PaidCents   int64         `bun:"paid_cents" json:"paid_cents"`
-	DueDate     apitime.Date  `bun:"due_date,type:date" json:"due_date"`
-	PaidDate    *apitime.Date `bun:"paid_date,type:date" json:"paid_date"`
-	Status      string        `bun:"status" json:"status"`
-	CreatedAt   time.Time     `bun:"created_at" json:"created_at"`
-	UpdatedAt   time.Time     `bun:"updated_at" json:"updated_at"`
+	ID          string            `bun:"id,pk" json:"id"`
+	CompanyID   string            `bun:"company_id" json:"company_id"`
+	SaleID      string            `bun:"sale_id" json:"sale_id"`
+	Kind        InstallmentKind   `bun:"kind" json:"kind"`
+	AmountCents int64             `bun:"amount_cents" json:"amount_cents"`
+	PaidCents   int64             `bun:"paid_cents" json:"paid_cents"`
+	DueDate     apitime.Date      `bun:"due_date,type:date" json:"due_date"`
+	PaidDate    *apitime.Date     `bun:"paid_date,type:date" json:"paid_date"`
+	Status      InstallmentStatus `bun:"status" json:"status"`
+	CreatedAt   time.Time         `bun:"created_at" json:"created_at"`
+	UpdatedAt   time.Time         `bun:"updated_at" json:"updated_at"`
 }
 
 // Remaining is what is still to receive on the installment.
@@ -199,19 +199,19 @@ func (n *InstallmentRow) Remaining() int64 { return n.AmountCents - n.PaidCents 
 type PaymentRow struct {
 	bun.BaseModel `bun:"table:sale_payments,alias:y"`
 
-	ID               string       `bun:"id,pk" json:"id"`
-	CompanyID        string       `bun:"company_id" json:"company_id"`
-	SaleID           string       `bun:"sale_id" json:"sale_id"`
-	AmountCents      int64        `bun:"amount_cents" json:"amount_cents"`
-	PaidAt           apitime.Date `bun:"paid_at,type:date" json:"paid_at"`
-	PaymentMethod    *string      `bun:"payment_method" json:"payment_method"`
-	AccountID        *string      `bun:"account_id" json:"account_id"`
-	ReceiptNumber    *string      `bun:"receipt_number" json:"receipt_number"`
-	HasActiveInvoice bool         `bun:"has_active_invoice" json:"has_active_invoice"`
-	CanceledAt       *time.Time   `bun:"canceled_at" json:"canceled_at"`
-	CancelReason     *string      `bun:"cancel_reason" json:"cancel_reason"`
-	CreatedAt        time.Time    `bun:"created_at" json:"created_at"`
-	UpdatedAt        time.Time    `bun:"updated_at" json:"updated_at"`
+	ID               string         `bun:"id,pk" json:"id"`
+	CompanyID        string         `bun:"company_id" json:"company_id"`
+	SaleID           string         `bun:"sale_id" json:"sale_id"`
+	AmountCents      int64          `bun:"amount_cents" json:"amount_cents"`
+	PaidAt           apitime.Date   `bun:"paid_at,type:date" json:"paid_at"`
+	PaymentMethod    *PaymentMethod `bun:"payment_method" json:"payment_method"`
+	AccountID        *string        `bun:"account_id" json:"account_id"`
+	ReceiptNumber    *string        `bun:"receipt_number" json:"receipt_number"`
+	HasActiveInvoice bool           `bun:"has_active_invoice" json:"has_active_invoice"`
+	CanceledAt       *time.Time     `bun:"canceled_at" json:"canceled_at"`
+	CancelReason     *string        `bun:"cancel_reason" json:"cancel_reason"`
+	CreatedAt        time.Time      `bun:"created_at" json:"created_at"`
+	UpdatedAt        time.Time      `bun:"updated_at" json:"updated_at"`
 
 	// Allocations is how the payment was applied (json: allocations).
 	Allocations []AllocationRow `bun:"-" json:"allocations"`
@@ -264,3 +264,43 @@ func NewEnv(w streams.Write, timezone string) Env {
 // zones caches loaded time zones: time.LoadLocation reads the zone database
 // on every call, and every sale write needs its company's zone.
 var zones sync.Map
+
+// The closed sets of a sale as named types: the OpenAPI document lists
+// their values (enums), and requests decode into them.
+type (
+	// PaymentPlanMode is payment_plan.mode (2.6).
+	PaymentPlanMode string
+	// PaymentMethod is a payment_method (2.6).
+	PaymentMethod string
+	// PaymentStatus is a sale's payment_status (3.2).
+	PaymentStatus string
+	// SaleItemType is an item's type: custom or catalog.
+	SaleItemType string
+	// InstallmentKind is what an installment is for.
+	InstallmentKind string
+	// InstallmentStatus is an installment's state.
+	InstallmentStatus string
+	// ProductionStatus is a sale's production_status.
+	ProductionStatus string
+)
+
+// Values of each closed set.
+func (PaymentPlanMode) Values() []string {
+	return []string{ModePaidFull, ModeEntryAndRest, ModeInstallments, ModeUnpaid}
+}
+func (PaymentMethod) Values() []string    { return strs(PaymentMethods) }
+func (PaymentStatus) Values() []string    { return []string{StatusPending, StatusPartial, StatusPaid} }
+func (SaleItemType) Values() []string     { return []string{ItemCustom, ItemCatalog} }
+func (InstallmentKind) Values() []string  { return []string{KindUpfront, KindEntry, KindInstallment} }
+func (ProductionStatus) Values() []string { return strs(ProductionStatuses) }
+func (InstallmentStatus) Values() []string {
+	return []string{InstOpen, InstOverdue, InstPaid, InstCanceled}
+}
+
+func strs[S ~string](vs []S) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

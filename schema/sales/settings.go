@@ -49,7 +49,7 @@ type SettingsView struct {
 // SettingsInput changes the settings (admin API).
 type SettingsInput struct {
 	TrackInFinance     *bool          `json:"track_in_finance"`
-	MonthlySaleQuota   field.Opt[int] `json:"monthly_sale_quota"` // null: the plan's default
+	MonthlySaleQuota   field.Opt[int] `json:"monthly_sale_quota" api:"nullable"` // null: the plan's default
 	SaleQuotaUnlimited *bool          `json:"sale_quota_unlimited"`
 }
 

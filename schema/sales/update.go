@@ -17,10 +17,10 @@ import (
 // SaleUpdate is the body of PATCH /sales/{id}: notes and production, which
 // change without a new version. Omitted fields stay; null clears.
 type SaleUpdate struct {
-	Notes                 field.Opt[string]       `json:"notes"`
-	ProductionStatus      field.Opt[string]       `json:"production_status"`
-	ProductionNotes       field.Opt[string]       `json:"production_notes"`
-	EstimatedDeliveryDate field.Opt[apitime.Time] `json:"estimated_delivery_date"`
+	Notes                 field.Opt[string]           `json:"notes"`
+	ProductionStatus      field.Opt[ProductionStatus] `json:"production_status" api:"nullable"`
+	ProductionNotes       field.Opt[string]           `json:"production_notes"`
+	EstimatedDeliveryDate field.Opt[apitime.Time]     `json:"estimated_delivery_date" api:"nullable"`
 }
 
 // Update applies a SalePatch and records sale.updated when something changed.

@@ -21,7 +21,7 @@ import (
 // receive must equal the sale's balance (a 1-cent difference is absorbed
 // by the last one).
 type InstallmentsReschedule struct {
-	Installments []InstallmentsRescheduleEntry `json:"installments"`
+	Installments []InstallmentsRescheduleEntry `json:"installments" api:"required"`
 }
 
 // Reschedule changes amounts and due dates of the open installments. A sale
@@ -52,9 +52,9 @@ func Reschedule(ctx context.Context, tx bun.IDB, w streams.Write, saleID string,
 // sent, replace all items; installments, when sent, is the new balance
 // plan (as in Reschedule) and is required when the balance changes.
 type SaleVersionCreate struct {
-	Reason               string                        `json:"reason"`
-	ClientID             field.Opt[string]             `json:"client_id"`
-	SellerID             field.Opt[string]             `json:"seller_id"`
+	Reason               string                        `json:"reason" api:"required"`
+	ClientID             field.Opt[string]             `json:"client_id" api:"nullable"`
+	SellerID             field.Opt[string]             `json:"seller_id" api:"nullable"`
 	Items                []SaleItemInput               `json:"items"`
 	DiscountCents        *int64                        `json:"discount_cents"`
 	ShippingCents        *int64                        `json:"shipping_cents"`

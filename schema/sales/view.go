@@ -21,37 +21,37 @@ import (
 // keys absent and payment_plan.account_id null), which is also what every
 // sale.* event carries (spec 6.3 rule 6).
 type Sale struct {
-	Object                string        `json:"object"`
-	ID                    string        `json:"id"`
-	Number                *int64        `json:"number"`
-	Version               int           `json:"version"`
-	ClientID              *string       `json:"client_id"`
-	SellerID              *string       `json:"seller_id"`
-	QuoteID               *string       `json:"quote_id"`
-	ContractID            *string       `json:"contract_id"`
-	Items                 []SaleItem    `json:"items"`
-	PaymentPlan           PaymentPlan   `json:"payment_plan"`
-	PaymentStatus         string        `json:"payment_status"`
-	PaidCents             int64         `json:"paid_cents"`
-	RemainingCents        int64         `json:"remaining_cents"`
-	Overdue               bool          `json:"overdue"`
-	SubtotalCents         int64         `json:"subtotal_cents"`
-	DiscountCents         int64         `json:"discount_cents"`
-	ShippingCents         int64         `json:"shipping_cents"`
-	AdditionalCostsCents  int64         `json:"additional_costs_cents"`
-	TotalCents            int64         `json:"total_cents"`
-	Installments          []Installment `json:"installments"`
-	Payments              []Payment     `json:"payments"`
-	SaleDate              apitime.Date  `json:"sale_date"`
-	EstimatedDeliveryDate *apitime.Time `json:"estimated_delivery_date"`
-	Notes                 string        `json:"notes"`
-	ProductionStatus      *string       `json:"production_status"`
-	ProductionNotes       string        `json:"production_notes"`
-	InvoiceLocked         bool          `json:"invoice_locked"`
-	CanceledAt            *apitime.Time `json:"canceled_at"`
-	CancelReason          *string       `json:"cancel_reason"`
-	CreatedAt             apitime.Time  `json:"created_at"`
-	UpdatedAt             apitime.Time  `json:"updated_at"`
+	Object                string            `json:"object"`
+	ID                    string            `json:"id"`
+	Number                *int64            `json:"number"`
+	Version               int               `json:"version"`
+	ClientID              *string           `json:"client_id"`
+	SellerID              *string           `json:"seller_id"`
+	QuoteID               *string           `json:"quote_id"`
+	ContractID            *string           `json:"contract_id"`
+	Items                 []SaleItem        `json:"items"`
+	PaymentPlan           PaymentPlan       `json:"payment_plan"`
+	PaymentStatus         PaymentStatus     `json:"payment_status"`
+	PaidCents             int64             `json:"paid_cents"`
+	RemainingCents        int64             `json:"remaining_cents"`
+	Overdue               bool              `json:"overdue"`
+	SubtotalCents         int64             `json:"subtotal_cents"`
+	DiscountCents         int64             `json:"discount_cents"`
+	ShippingCents         int64             `json:"shipping_cents"`
+	AdditionalCostsCents  int64             `json:"additional_costs_cents"`
+	TotalCents            int64             `json:"total_cents"`
+	Installments          []Installment     `json:"installments"`
+	Payments              []Payment         `json:"payments"`
+	SaleDate              apitime.Date      `json:"sale_date"`
+	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
+	Notes                 string            `json:"notes"`
+	ProductionStatus      *ProductionStatus `json:"production_status"`
+	ProductionNotes       string            `json:"production_notes"`
+	InvoiceLocked         bool              `json:"invoice_locked"`
+	CanceledAt            *apitime.Time     `json:"canceled_at"`
+	CancelReason          *string           `json:"cancel_reason"`
+	CreatedAt             apitime.Time      `json:"created_at"`
+	UpdatedAt             apitime.Time      `json:"updated_at"`
 	// Finance fields: only in the rendering with finance, where both are
 	// present (account_id may be null). The outer pointer is nil, and the
 	// key omitted, in the rendering without finance.
@@ -61,40 +61,40 @@ type Sale struct {
 
 // SaleItem is a sale item (2.6).
 type SaleItem struct {
-	ID                 string  `json:"id"`
-	Type               string  `json:"type"`
-	Name               string  `json:"name"`
-	Quantity           int64   `json:"quantity"`
-	UnitPriceCents     int64   `json:"unit_price_cents"`
-	OriginalPriceCents int64   `json:"original_price_cents"`
-	TotalPriceCents    int64   `json:"total_price_cents"`
-	ProductID          *string `json:"product_id"`
-	VariationID        *string `json:"variation_id"`
+	ID                 string       `json:"id"`
+	Type               SaleItemType `json:"type"`
+	Name               string       `json:"name"`
+	Quantity           int64        `json:"quantity"`
+	UnitPriceCents     int64        `json:"unit_price_cents"`
+	OriginalPriceCents int64        `json:"original_price_cents"`
+	TotalPriceCents    int64        `json:"total_price_cents"`
+	ProductID          *string      `json:"product_id"`
+	VariationID        *string      `json:"variation_id"`
 }
 
 // Installment is an installment (2.6).
 type Installment struct {
-	ID             string        `json:"id"`
-	Kind           string        `json:"kind"`
-	Status         string        `json:"status"`
-	AmountCents    int64         `json:"amount_cents"`
-	PaidCents      int64         `json:"paid_cents"`
-	RemainingCents int64         `json:"remaining_cents"`
-	DueDate        apitime.Date  `json:"due_date"`
-	PaidDate       *apitime.Date `json:"paid_date"`
+	ID             string            `json:"id"`
+	Kind           InstallmentKind   `json:"kind"`
+	Status         InstallmentStatus `json:"status"`
+	AmountCents    int64             `json:"amount_cents"`
+	PaidCents      int64             `json:"paid_cents"`
+	RemainingCents int64             `json:"remaining_cents"`
+	DueDate        apitime.Date      `json:"due_date"`
+	PaidDate       *apitime.Date     `json:"paid_date"`
 }
 
 // Payment is a payment (2.6).
 type Payment struct {
-	ID               string        `json:"id"`
-	AmountCents      int64         `json:"amount_cents"`
-	PaidAt           apitime.Date  `json:"paid_at"`
-	PaymentMethod    *string       `json:"payment_method"`
-	CanceledAt       *apitime.Time `json:"canceled_at"`
-	CancelReason     *string       `json:"cancel_reason"`
-	ReceiptNumber    *string       `json:"receipt_number"`
-	HasActiveInvoice bool          `json:"has_active_invoice"`
-	CreatedAt        apitime.Time  `json:"created_at"`
+	ID               string         `json:"id"`
+	AmountCents      int64          `json:"amount_cents"`
+	PaidAt           apitime.Date   `json:"paid_at"`
+	PaymentMethod    *PaymentMethod `json:"payment_method"`
+	CanceledAt       *apitime.Time  `json:"canceled_at"`
+	CancelReason     *string        `json:"cancel_reason"`
+	ReceiptNumber    *string        `json:"receipt_number"`
+	HasActiveInvoice bool           `json:"has_active_invoice"`
+	CreatedAt        apitime.Time   `json:"created_at"`
 }
 
 // View renders the sale; withFinance chooses the rendering (see SaleView).

@@ -47,6 +47,22 @@ const (
 	StatusCanceled   = "canceled"
 )
 
+// TaskStatus is a task's status.
+type TaskStatus string
+
+// Values are the statuses.
+func (TaskStatus) Values() []string {
+	return []string{StatusPending, StatusInProgress, StatusCompleted, StatusCanceled}
+}
+
+// TaskPriority is a task's priority.
+type TaskPriority string
+
+// Values are the priorities.
+func (TaskPriority) Values() []string {
+	return []string{PriorityLow, PriorityMedium, PriorityHigh, PriorityUrgent}
+}
+
 // ValidPriority reports whether p is a priority value.
 func ValidPriority(p string) bool {
 	return slices.Contains([]string{PriorityLow, PriorityMedium, PriorityHigh, PriorityUrgent}, p)
@@ -81,21 +97,21 @@ type Row struct {
 // Task is a task as its GET returns it (docs/api.md). The type is named for
 // the OpenAPI component it becomes.
 type Task struct {
-	Object       string        `json:"object"`
-	ID           string        `json:"id"`
-	Title        string        `json:"title"`
-	Description  *string       `json:"description"`
-	Status       string        `json:"status"`
-	Priority     string        `json:"priority"`
-	DueDate      *apitime.Time `json:"due_date"`
-	IsOverdue    bool          `json:"is_overdue"`
-	AssigneeID   *string       `json:"assignee_id"`
-	AssigneeType *string       `json:"assignee_type"`
-	ClientID     *string       `json:"client_id"`
-	StartedAt    *apitime.Time `json:"started_at"`
-	CompletedAt  *apitime.Time `json:"completed_at"`
-	CreatedAt    apitime.Time  `json:"created_at"`
-	UpdatedAt    apitime.Time  `json:"updated_at"`
+	Object       string                 `json:"object"`
+	ID           string                 `json:"id"`
+	Title        string                 `json:"title"`
+	Description  *string                `json:"description"`
+	Status       TaskStatus             `json:"status"`
+	Priority     TaskPriority           `json:"priority"`
+	DueDate      *apitime.Time          `json:"due_date"`
+	IsOverdue    bool                   `json:"is_overdue"`
+	AssigneeID   *string                `json:"assignee_id"`
+	AssigneeType *tenant.TeamMemberType `json:"assignee_type"`
+	ClientID     *string                `json:"client_id"`
+	StartedAt    *apitime.Time          `json:"started_at"`
+	CompletedAt  *apitime.Time          `json:"completed_at"`
+	CreatedAt    apitime.Time           `json:"created_at"`
+	UpdatedAt    apitime.Time           `json:"updated_at"`
 }
 
 // View renders the GET representation at now: is_overdue depends on the
@@ -107,9 +123,9 @@ func (r *Row) View(now time.Time) Task {
 		assigneeType = nil // the member was deleted: no assignee
 	}
 	return Task{
-		Object: "task", ID: r.ID, Title: r.Title, Description: r.Description, Status: r.Status, Priority: r.Priority,
+		Object: "task", ID: r.ID, Title: r.Title, Description: r.Description, Status: TaskStatus(r.Status), Priority: TaskPriority(r.Priority),
 		DueDate: timePtr(r.DueDate), IsOverdue: open && r.DueDate != nil && r.DueDate.Before(now),
-		AssigneeID: r.AssigneeID, AssigneeType: assigneeType, ClientID: r.ClientID,
+		AssigneeID: r.AssigneeID, AssigneeType: (*tenant.TeamMemberType)(assigneeType), ClientID: r.ClientID,
 		StartedAt: timePtr(r.StartedAt), CompletedAt: timePtr(r.CompletedAt),
 		CreatedAt: apitime.At(r.CreatedAt), UpdatedAt: apitime.At(r.UpdatedAt),
 	}

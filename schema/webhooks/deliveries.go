@@ -18,26 +18,34 @@ import (
 // answer or the delivery was closed for a reason (subscriber_access_lost,
 // plan_without_api).
 type WebhookDelivery struct {
-	Object             string        `json:"object"`
-	ID                 string        `json:"id"`
-	WebhookEndpointID  string        `json:"webhook_endpoint_id"`
-	EventID            string        `json:"event_id"`
-	EventType          string        `json:"event_type"`
-	Status             string        `json:"status"`
-	ResponseStatusCode *int          `json:"response_status_code,omitempty"`
-	Error              *string       `json:"error,omitempty"`
-	Attempts           int           `json:"attempts"`
-	LastAttemptAt      *apitime.Time `json:"last_attempt_at"`
-	NextAttemptAt      *apitime.Time `json:"next_attempt_at"`
-	ResendOf           *string       `json:"resend_of"`
-	CreatedAt          apitime.Time  `json:"created_at"`
+	Object             string                `json:"object"`
+	ID                 string                `json:"id"`
+	WebhookEndpointID  string                `json:"webhook_endpoint_id"`
+	EventID            string                `json:"event_id"`
+	EventType          string                `json:"event_type"`
+	Status             WebhookDeliveryStatus `json:"status"`
+	ResponseStatusCode *int                  `json:"response_status_code,omitempty"`
+	Error              *string               `json:"error,omitempty"`
+	Attempts           int                   `json:"attempts"`
+	LastAttemptAt      *apitime.Time         `json:"last_attempt_at"`
+	NextAttemptAt      *apitime.Time         `json:"next_attempt_at"`
+	ResendOf           *string               `json:"resend_of"`
+	CreatedAt          apitime.Time          `json:"created_at"`
+}
+
+// WebhookDeliveryStatus is a delivery's status (spec 2.8).
+type WebhookDeliveryStatus string
+
+// Values are the delivery statuses.
+func (WebhookDeliveryStatus) Values() []string {
+	return []string{streams.StatusPending, streams.StatusSucceeded, streams.StatusFailed}
 }
 
 // ViewDelivery renders a delivery log entry.
 func ViewDelivery(d *streams.Delivery) WebhookDelivery {
 	v := WebhookDelivery{
 		Object: "webhook_delivery", ID: d.ID, WebhookEndpointID: d.EndpointID, EventID: d.EventID,
-		EventType: d.EventType, Status: d.Status, Error: d.Error, Attempts: d.AttemptCount,
+		EventType: d.EventType, Status: WebhookDeliveryStatus(d.Status), Error: d.Error, Attempts: d.AttemptCount,
 		ResendOf: d.ResendOf, CreatedAt: apitime.At(d.CreatedAt),
 	}
 	if c := d.ResponseStatusCode; c != nil && (*c < 200 || *c > 299) {

@@ -25,8 +25,23 @@ const (
 // Reasons in disabled_reason.
 const (
 	ReasonManual               = "manual"
+	ReasonFailing              = "failing" // 3 days of failures (the dispatcher disables)
 	ReasonEmergencyKeyRotation = "emergency_key_rotation"
 )
+
+// WebhookEndpointStatus is an endpoint's status.
+type WebhookEndpointStatus string
+
+// Values are the endpoint statuses.
+func (WebhookEndpointStatus) Values() []string { return []string{StatusEnabled, StatusDisabled} }
+
+// WebhookEndpointDisabledReason says why an endpoint is disabled.
+type WebhookEndpointDisabledReason string
+
+// Values are the reasons.
+func (WebhookEndpointDisabledReason) Values() []string {
+	return []string{ReasonManual, ReasonFailing, ReasonEmergencyKeyRotation}
+}
 
 // Row is a row of webhook_endpoints.
 type Row struct {
@@ -51,19 +66,19 @@ type Row struct {
 // WebhookEndpoint is an endpoint as the API returns it. Secret is present only in
 // the answers of creation and rotation.
 type WebhookEndpoint struct {
-	Object                  string        `json:"object"`
-	ID                      string        `json:"id"`
-	URL                     string        `json:"url"`
-	Description             string        `json:"description"`
-	Events                  []string      `json:"events"`
-	Status                  string        `json:"status"`
-	DisabledReason          *string       `json:"disabled_reason"`
-	Secret                  string        `json:"secret,omitempty"`
-	PreviousSecretExpiresAt *apitime.Time `json:"previous_secret_expires_at"`
-	SubscriberMemberID      string        `json:"subscriber_member_id"`
-	SubscriberAPIKeyID      *string       `json:"subscriber_api_key_id"`
-	CreatedAt               apitime.Time  `json:"created_at"`
-	UpdatedAt               apitime.Time  `json:"updated_at"`
+	Object                  string                         `json:"object"`
+	ID                      string                         `json:"id"`
+	URL                     string                         `json:"url"`
+	Description             string                         `json:"description"`
+	Events                  []string                       `json:"events"`
+	Status                  WebhookEndpointStatus          `json:"status"`
+	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
+	Secret                  string                         `json:"secret,omitempty"`
+	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
+	SubscriberMemberID      string                         `json:"subscriber_member_id"`
+	SubscriberAPIKeyID      *string                        `json:"subscriber_api_key_id"`
+	CreatedAt               apitime.Time                   `json:"created_at"`
+	UpdatedAt               apitime.Time                   `json:"updated_at"`
 }
 
 // View renders the endpoint without its secret.
@@ -75,7 +90,7 @@ func (e *Row) View() WebhookEndpoint {
 	}
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events,
-		Status: e.Status, DisabledReason: e.DisabledReason, PreviousSecretExpiresAt: prev,
+		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason), PreviousSecretExpiresAt: prev,
 		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),
 	}

@@ -22,18 +22,24 @@ import (
 // from the principal; the dashboard from the acting member.
 type Access func(events []string) error
 
-// WebhookEndpointCreate creates an endpoint.
+// WebhookEndpointCreate is the body of POST /webhook_endpoints.
 type WebhookEndpointCreate struct {
-	URL         string   `json:"url"`
-	Description *string  `json:"description"`
-	Events      []string `json:"events"`
+	URL         string   `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
+	Description *string  `json:"description" doc:"Free text, up to 10,000 characters."`
+	Events      []string `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
 }
 
-// WebhookEndpointUpdate updates an endpoint; omitted fields stay.
+// WebhookEndpointUpdate is the body of PATCH /webhook_endpoints/{id};
+// omitted members stay as they are.
 type WebhookEndpointUpdate struct {
-	URL         field.Opt[string]   `json:"url"`
-	Description field.Opt[string]   `json:"description"`
-	Events      field.Opt[[]string] `json:"events"`
+	URL         field.Opt[string]   `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
+	Description field.Opt[string]   `json:"description" doc:"A new description; \"\" clears it."`
+	Events      field.Opt[[]string] `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+}
+
+// WebhookSecretRotation is the optional body of rotate_secret.
+type WebhookSecretRotation struct {
+	GracePeriodSeconds *int64 `json:"grace_period_seconds" doc:"How long the previous secret keeps signing too: 0 to 604800 seconds (default 86400)."`
 }
 
 // Create registers an endpoint for sub after access allows its events.

@@ -1,0 +1,319 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"oficina/schema/apitime"
+)
+
+// Direction says whether a type is read from requests or written in
+// responses: the two have different rules for required and null.
+type Direction int
+
+const (
+	// Response: every member is present (required) unless tagged
+	// omitempty/omitzero; pointers may be null.
+	Response Direction = iota
+	// Request: a member is required only when tagged `api:"required"` and
+	// takes null only when tagged `api:"nullable"`; unknown members are
+	// refused (additionalProperties: false), as the decoder refuses them.
+	Request
+)
+
+func (d Direction) String() string {
+	if d == Request {
+		return "request"
+	}
+	return "response"
+}
+
+// Enum is implemented by the named string types of closed sets (statuses,
+// payment methods, ...): their values become the schema's enum.
+type Enum interface{ Values() []string }
+
+// Named is implemented by the few types whose component name cannot be
+// their Go name (the error envelope is apierr.Body, since apierr.Error is
+// the Go error value).
+type Named interface{ SchemaName() string }
+
+var (
+	enumType        = reflect.TypeFor[Enum]()
+	namedType       = reflect.TypeFor[Named]()
+	rawJSON         = reflect.TypeFor[json.RawMessage]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// schemas turns Go types into component schemas. A named struct or enum
+// becomes one component named after its type; a type read from requests
+// and written in responses would need two shapes under one name, so it is
+// an error: declare two types.
+type schemas struct {
+	components openapi3.Schemas
+	owner      map[string]reflect.Type // component name → the Go type that claimed it
+	dir        map[reflect.Type]Direction
+	errs       []error
+}
+
+func newSchemas() *schemas {
+	return &schemas{components: openapi3.Schemas{}, owner: map[string]reflect.Type{}, dir: map[reflect.Type]Direction{}}
+}
+
+func (s *schemas) fail(format string, args ...any) {
+	s.errs = append(s.errs, fmt.Errorf(format, args...))
+}
+
+// ref returns the schema of t as used in a document: a $ref for components,
+// inline otherwise.
+func (s *schemas) ref(t reflect.Type, d Direction) *openapi3.SchemaRef {
+	t = deref(t)
+	if inner, ok := wrapped(t); ok {
+		return s.ref(inner, d)
+	}
+	if ts, date := apitime.IsTimeType(t); ts || date {
+		if date {
+			return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date"})
+		}
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date-time"})
+	}
+	if t == rawJSON || t.Kind() == reflect.Interface {
+		return openapi3.NewSchemaRef("", &openapi3.Schema{})
+	}
+	if t.Implements(enumType) && t.Kind() == reflect.String {
+		return s.component(t, d, func() *openapi3.Schema { return enumSchema(t) })
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string")})
+	case reflect.Bool:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("boolean")})
+	case reflect.Int, reflect.Int64, reflect.Uint32, reflect.Uint, reflect.Uint64:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("integer"), Format: "int64"})
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint8, reflect.Uint16:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("integer"), Format: "int32"})
+	case reflect.Float32, reflect.Float64:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("number"), Format: "double"})
+	case reflect.Slice, reflect.Array:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("array"), Items: s.ref(t.Elem(), d)})
+	case reflect.Map:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("object"),
+			AdditionalProperties: openapi3.AdditionalProperties{Schema: s.ref(t.Elem(), d)}})
+	case reflect.Struct:
+		if t.Name() == "" {
+			return openapi3.NewSchemaRef("", s.object(t, d))
+		}
+		return s.component(t, d, func() *openapi3.Schema { return s.object(t, d) })
+	}
+	s.fail("openapi: %s: no schema for kind %s", t, t.Kind())
+	return openapi3.NewSchemaRef("", &openapi3.Schema{})
+}
+
+// component registers t under its name once and returns a $ref to it.
+func (s *schemas) component(t reflect.Type, d Direction, build func() *openapi3.Schema) *openapi3.SchemaRef {
+	name := Name(t)
+	ref := "#/components/schemas/" + name
+	if prev, ok := s.owner[name]; ok {
+		switch {
+		case prev != t:
+			s.fail("openapi: component %s is claimed by %s and %s: rename one", name, prev, t)
+		case s.dir[t] != d && t.Kind() == reflect.Struct:
+			s.fail("openapi: %s is used in requests and in responses: declare a type for each", t)
+		}
+		return openapi3.NewSchemaRef(ref, nil)
+	}
+	s.owner[name] = t
+	s.dir[t] = d
+	s.components[name] = openapi3.NewSchemaRef("", &openapi3.Schema{}) // placeholder: recursive types end here
+	s.components[name].Value = build()
+	return openapi3.NewSchemaRef(ref, nil)
+}
+
+// Name is the component name of a named type: its Go name, its SchemaName,
+// or for a generic list page.List[T] "<name of T>List".
+func Name(t reflect.Type) string {
+	t = deref(t)
+	if t.Implements(namedType) {
+		if n, ok := reflect.Zero(t).Interface().(Named); ok {
+			return n.SchemaName()
+		}
+	}
+	name := t.Name()
+	if i := strings.IndexByte(name, '['); i >= 0 && t.Kind() == reflect.Struct {
+		// A generic wrapper: name it after its element (ServiceOrderList).
+		for f := range t.Fields() {
+			if f.Type.Kind() == reflect.Slice {
+				return Name(f.Type.Elem()) + name[:i]
+			}
+		}
+		return strings.NewReplacer("[", "_", "]", "", "/", "_", ".", "_").Replace(name)
+	}
+	return name
+}
+
+func enumSchema(t reflect.Type) *openapi3.Schema {
+	e, _ := reflect.Zero(t).Interface().(Enum)
+	vals := e.Values()
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = v
+	}
+	return &openapi3.Schema{Type: types("string"), Enum: out}
+}
+
+// object is the schema of a struct's JSON members.
+func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
+	o := &openapi3.Schema{Type: types("object"), Properties: openapi3.Schemas{}}
+	if d == Request {
+		o.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+	}
+	for _, m := range members(t) {
+		p := s.ref(m.typ, d)
+		if m.has("summarizable") {
+			// Shown as only its kind and id to a caller who may not read it.
+			p = openapi3.NewSchemaRef("", &openapi3.Schema{AnyOf: openapi3.SchemaRefs{p, summary(s)}})
+		}
+		if m.nullable(d) {
+			p = nullable(p)
+		}
+		if m.doc != "" {
+			p = describe(p, m.doc)
+		}
+		o.Properties[m.name] = p
+		if m.required(d) {
+			o.Required = append(o.Required, m.name)
+		}
+	}
+	slices.Sort(o.Required)
+	if a, ok := reflect.Zero(t).Interface().(AnyOfRequired); ok {
+		for _, set := range a.RequiredAnyOf() {
+			o.AnyOf = append(o.AnyOf, openapi3.NewSchemaRef("", &openapi3.Schema{Required: set}))
+		}
+	}
+	return o
+}
+
+// AnyOfRequired is implemented by request types that need one of several
+// members ("email or phone"): each set is one alternative.
+type AnyOfRequired interface{ RequiredAnyOf() [][]string }
+
+// member is one JSON member of a struct.
+type member struct {
+	name      string
+	typ       reflect.Type
+	omitempty bool
+	tags      []string // of `api:"..."`
+	doc       string
+}
+
+func (m member) has(tag string) bool { return slices.Contains(m.tags, tag) }
+
+func (m member) required(d Direction) bool {
+	if d == Request {
+		return m.has("required")
+	}
+	return !m.omitempty
+}
+
+// nullable: in responses a pointer may be null (and a member tagged
+// nullable, for a slice sent as null), except that omitempty spends the
+// first pointer on presence (a nil pointer is left out, never null); in
+// requests only tagged members take null, which the decoder enforces with
+// the same tag.
+func (m member) nullable(d Direction) bool {
+	if m.has("nullable") {
+		return true
+	}
+	if d == Request || m.typ.Kind() != reflect.Pointer {
+		return false
+	}
+	return !m.omitempty || m.typ.Elem().Kind() == reflect.Pointer
+}
+
+// members lists the JSON members of struct t as encoding/json sees them:
+// embedded structs without a tag promote theirs, "-" hides one.
+func members(t reflect.Type) []member {
+	var out []member
+	for f := range t.Fields() {
+		tag, hasTag := f.Tag.Lookup("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && (!hasTag || name == "") && deref(f.Type).Kind() == reflect.Struct {
+			out = append(out, members(deref(f.Type))...)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		var api []string
+		if v := f.Tag.Get("api"); v != "" {
+			api = strings.Split(v, ",")
+		}
+		optional := slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o == "omitempty" || o == "omitzero" })
+		out = append(out, member{name: name, typ: f.Type, omitempty: optional, tags: api, doc: f.Tag.Get("doc")})
+	}
+	return out
+}
+
+// wrapped looks through an optional-field wrapper (field.Opt[T] and the
+// like: a struct that decodes itself and keeps the value in a field named
+// Value) to the type of its value.
+func wrapped(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Struct || !reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil, false
+	}
+	if _, ts := apitime.IsTimeType(t); ts {
+		return nil, false
+	}
+	f, ok := t.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, "value") })
+	if !ok {
+		return nil, false
+	}
+	return f.Type, true
+}
+
+func nullable(p *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if p.Ref != "" {
+		return openapi3.NewSchemaRef("", &openapi3.Schema{OneOf: openapi3.SchemaRefs{p,
+			openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("null")})}})
+	}
+	v := *p.Value
+	if v.Type != nil && !v.Type.Includes("null") {
+		v.Type = types(append(v.Type.Slice(), "null")...)
+	}
+	if v.Enum != nil {
+		v.Enum = append(slices.Clone(v.Enum), nil)
+	}
+	return openapi3.NewSchemaRef("", &v)
+}
+
+// describe adds a description; a $ref gets it beside itself (allowed in 3.1).
+func describe(p *openapi3.SchemaRef, doc string) *openapi3.SchemaRef {
+	if p.Ref != "" {
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Description: doc, AllOf: openapi3.SchemaRefs{p}})
+	}
+	v := *p.Value
+	v.Description = doc
+	return openapi3.NewSchemaRef("", &v)
+}
+
+func types(ts ...string) *openapi3.Types {
+	t := openapi3.Types(ts)
+	return &t
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
