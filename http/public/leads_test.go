@@ -224,4 +224,3 @@ func TestLeadAssigneeMustBelongToTheCompany(t *testing.T) {
 		t.Fatalf("events %v", eventTypes(es))
 	}
 }
-

@@ -48,7 +48,7 @@ func (s *Server) saleRoutes() {
 		example: `{"reason": "Estorno a pedido do cliente"}`}, s.reverseSalePayment)
 	handle(s, http.MethodPatch, "/sales/{id}/installments", need("sales:update"), op{id: "rescheduleSaleInstallments",
 		tag: tg, summary: "Reschedule open installments",
-		desc: "New amounts and due dates for the open installments; they must add up to the open balance.",
+		desc:    "New amounts and due dates for the open installments; they must add up to the open balance.",
 		example: `{"installments": [{"amount_cents": 50000, "due_date": "2027-01-10"}]}`}, s.rescheduleSale)
 	handle(s, http.MethodPost, "/sales/{id}/versions", need("sales:update"), op{id: "createSaleVersion", tag: tg,
 		summary: "Make a new version of a sale",
@@ -63,7 +63,7 @@ func (s *Server) saleRoutes() {
 			"invoice refuses (409).", example: `{"reason": "Desistência"}`}, s.cancelSale)
 	handle(s, http.MethodPost, "/quotes/{id}/convert_to_sale", need("quotes:update"), op{id: "convertQuoteToSale",
 		tag: "quotes", summary: "Convert an approved quote into a sale", status: http.StatusCreated,
-		desc: "Also needs `sales:create`. The sale takes the quote's items; a quote converts once (409 `conflict`)." + finance,
+		desc:    "Also needs `sales:create`. The sale takes the quote's items; a quote converts once (409 `conflict`)." + finance,
 		example: `{"payment_plan": {"mode": "paid_full", "payment_method": "pix", "paid_at": "2026-12-01"}}`},
 		s.convertQuoteToSale)
 }
