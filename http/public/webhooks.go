@@ -155,12 +155,12 @@ func (s *Server) updateWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookE
 	})
 }
 
-func (s *Server) deleteWebhookEndpoint(c fuego.ContextNoBody) (webhooks.Deleted, error) {
+func (s *Server) deleteWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpointDeleted, error) {
 	p := principal(c.Context())
 	if err := webhookManager(p); err != nil {
-		return webhooks.Deleted{}, err
+		return webhooks.WebhookEndpointDeleted{}, err
 	}
-	var out webhooks.Deleted
+	var out webhooks.WebhookEndpointDeleted
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, _ streams.Write) error {
 		var err error
 		out, err = webhooks.Delete(ctx, tx, c.PathParam("id"))

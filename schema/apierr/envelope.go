@@ -44,6 +44,9 @@ type ErrorType string
 // Values are the families of part 7.
 func (ErrorType) Values() []string { return slices.Sorted(maps.Keys(familyStatuses)) }
 
+// SchemaName names the code's enum in the OpenAPI document.
+func (Code) SchemaName() string { return "ErrorCode" }
+
 // Values are the catalogue's codes, reserved ones included (a published
 // code keeps existing, spec 9).
 func (Code) Values() []string {

@@ -169,8 +169,8 @@ func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	return nil
 }
 
-// Deleted is the answer of a delete.
-type Deleted struct {
+// WebhookEndpointDeleted is the answer of a delete.
+type WebhookEndpointDeleted struct {
 	Object  string `json:"object"`
 	ID      string `json:"id"`
 	Deleted bool   `json:"deleted"`
@@ -178,15 +178,15 @@ type Deleted struct {
 
 // Delete removes an endpoint with its delivery log. Deliveries already on
 // DELIVERIES find no row and are dropped by the dispatcher.
-func Delete(ctx context.Context, tx bun.IDB, id string) (Deleted, error) {
+func Delete(ctx context.Context, tx bun.IDB, id string) (WebhookEndpointDeleted, error) {
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {
-		return Deleted{}, err
+		return WebhookEndpointDeleted{}, err
 	}
 	if _, err := tx.NewDelete().Model(e).WherePK().Exec(ctx); err != nil {
-		return Deleted{}, fmt.Errorf("webhooks: delete %s: %w", id, err)
+		return WebhookEndpointDeleted{}, fmt.Errorf("webhooks: delete %s: %w", id, err)
 	}
-	return Deleted{Object: "webhook_endpoint", ID: id, Deleted: true}, nil
+	return WebhookEndpointDeleted{Object: "webhook_endpoint", ID: id, Deleted: true}, nil
 }
 
 // Enable re-enables an endpoint (spec 3.3): it needs access to every
