@@ -135,6 +135,12 @@ func (c Config) withDefaults() (Config, error) {
 	defi(&c.MaxAckPending, DefaultMaxAckPending)
 	defi(&c.BatchSize, DefaultBatchSize)
 	defi(&c.BatchWorkers, DefaultBatchWorkers)
+	// Held messages stay un-acked (kept alive past AckWait), so what one
+	// company may hold — in flight and queued — is bounded by a quarter of
+	// the partition's MaxAckPending: the rest of its backlog is parked and
+	// the other companies of the partition keep room to be fetched.
+	c.CompanyQueue = max(1, min(c.CompanyQueue, c.MaxAckPending/4-c.CompanyCap))
+	c.EndpointQueue = min(c.EndpointQueue, c.CompanyQueue)
 	return c, nil
 }
 

@@ -43,6 +43,7 @@ type job struct {
 	msg        jetstream.Msg
 	company    string
 	endpointID string
+	deliveryID string
 }
 
 func newGate(c Config) *gate {

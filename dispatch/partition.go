@@ -22,10 +22,23 @@ type partition struct {
 	p    int
 	hard context.Context // cancelled when the lease is lost: abort at once
 
-	mu       sync.Mutex
-	g        *gate
+	mu sync.Mutex
+	g  *gate
+	// held are the messages this partition holds (queued, in flight or
+	// being parked), by delivery id. JetStream redelivers a message left
+	// un-acked for AckWait, so held messages are kept alive (InProgress)
+	// and a second message of a delivery in hand is never run (issue 15:
+	// a backlog held past AckWait was sent twice).
+	held     map[string]heldMsg
 	wg       sync.WaitGroup
 	stopping bool
+}
+
+// heldMsg is a message in hand: its stream sequence tells a redelivery of
+// it from another message of the same delivery.
+type heldMsg struct {
+	seq uint64
+	msg jetstream.Msg
 }
 
 // runPartition consumes partition p until soft ends (stop pulling, hand
@@ -43,7 +56,10 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: consumer of partition %d: %w", p, err)
 	}
-	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg)}
+	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg), held: map[string]heldMsg{}}
+	beat, stopBeat := context.WithCancel(hard)
+	defer stopBeat()
+	go w.keepAlive(beat)
 	for soft.Err() == nil && hard.Err() == nil {
 		// Fetch hands every message to admit, which never blocks, so no
 		// message sits in a client buffer when the loop stops.
@@ -73,9 +89,65 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	w.mu.Unlock()
 	for _, j := range back {
 		_ = j.msg.Nak() // not a retry: a hand-back to the next owner, at once
+		w.release(j)
 	}
 	w.wg.Wait()
 	return nil
+}
+
+// keepAlive tells JetStream, every third of AckWait, that each held
+// message is still being worked on, so none is redelivered while this
+// partition holds it (queued behind the caps, in flight, being parked).
+func (w *partition) keepAlive(ctx context.Context) {
+	t := time.NewTicker(max(w.d.cfg.AckWait/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		msgs := make([]jetstream.Msg, 0, len(w.held))
+		for _, h := range w.held {
+			msgs = append(msgs, h.msg)
+		}
+		w.mu.Unlock()
+		for _, m := range msgs {
+			_ = m.InProgress()
+		}
+	}
+}
+
+// hold records msg as in hand for its delivery. It reports false for a
+// message of a delivery already in hand: a redelivery of the same message
+// is dropped (the holder acks it), another message of the delivery is
+// acked (the holder finishes the delivery).
+func (w *partition) hold(deliveryID string, msg jetstream.Msg) bool {
+	var seq uint64
+	if md, err := msg.Metadata(); err == nil {
+		seq = md.Sequence.Stream
+	}
+	w.mu.Lock()
+	h, inHand := w.held[deliveryID]
+	if !inHand {
+		w.held[deliveryID] = heldMsg{seq: seq, msg: msg}
+	}
+	w.mu.Unlock()
+	if inHand && h.seq != seq {
+		_ = msg.Ack()
+	}
+	return !inHand
+}
+
+// release forgets j once its message is acked, handed back, or left for
+// JetStream to redeliver.
+func (w *partition) release(j job) {
+	w.mu.Lock()
+	if h, ok := w.held[j.deliveryID]; ok && h.msg == j.msg {
+		delete(w.held, j.deliveryID)
+	}
+	w.mu.Unlock()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -94,7 +166,10 @@ func (w *partition) admit(msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	j := job{msg: msg, company: dm.CompanyID, endpointID: dm.EndpointID}
+	if !w.hold(dm.DeliveryID, msg) {
+		return
+	}
+	j := job{msg: msg, company: dm.CompanyID, endpointID: dm.EndpointID, deliveryID: dm.DeliveryID}
 	w.mu.Lock()
 	start, park := w.g.admit(j)
 	var delay time.Duration
@@ -131,6 +206,7 @@ func (w *partition) run(j job, dm streams.DeliveryMessage) {
 			sdm, err := streams.ParseDeliveryMessage(s.msg.Headers(), s.msg.Data())
 			if err != nil {
 				_ = s.msg.Term()
+				w.release(s)
 				continue
 			}
 			w.run(s, sdm)
@@ -147,6 +223,7 @@ func (w *partition) run(j job, dm streams.DeliveryMessage) {
 func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err error) {
 	if err != nil {
 		if w.hard.Err() != nil {
+			w.release(j)
 			return
 		}
 		w.d.cfg.Log.Error("dispatch: delivery", "delivery", dm.DeliveryID, "err", err)
@@ -156,10 +233,12 @@ func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err e
 	if !out.retryAt.IsZero() {
 		if err := w.schedule(j, out.retryAt); err != nil {
 			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", dm.DeliveryID, "err", err)
-			return // un-acked: redelivered after AckWait
+			w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
+			return
 		}
 	}
 	_ = j.msg.Ack()
+	w.release(j)
 }
 
 // park sends j back after delay without spending an attempt. The
@@ -182,11 +261,13 @@ func (w *partition) park(j job, delay time.Duration) {
 					w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
 				case <-w.hard.Done():
 				}
+				w.release(j)
 			})
 			return
 		}
 	}
 	w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
+	w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
 }
 
 func (w *partition) schedule(j job, at time.Time) error {
