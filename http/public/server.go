@@ -59,9 +59,10 @@ type Deps struct {
 	Destinations webhooks.URLChecker
 	// Observe is told each finished request (metrics). Nil means none.
 	Observe func(route, method string, status int, d time.Duration)
-	// TrustProxy makes the client IP the first X-Forwarded-For entry; off
-	// by default, since only a trusted proxy may set it.
-	TrustProxy bool
+	// TrustedProxies are the proxies in front of the API: the client
+	// address is read from X-Forwarded-For only when the peer is one of
+	// them (wire.ClientAddr). Empty: the TCP peer, always.
+	TrustedProxies []netip.Prefix
 }
 
 // Guard is a step of the pipeline that may refuse a request or add headers.
@@ -292,19 +293,7 @@ func (s *Server) match(r *http.Request) (*route, error) {
 }
 
 func (s *Server) clientIP(r *http.Request) netip.Addr {
-	if s.deps.TrustProxy {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			if a, err := netip.ParseAddr(strings.TrimSpace(first)); err == nil {
-				return a
-			}
-		}
-	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return ap.Addr()
+	return wire.ClientAddr(r, s.deps.TrustedProxies)
 }
 
 type principalKey struct{}

@@ -6,8 +6,10 @@ package config
 import (
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,7 +26,9 @@ type Config struct {
 	DataDir         string        // ./var: embedded NATS store, admin token, bench output
 	LogLevel        string        // debug, info, warn, error
 	AuthCacheTTL    time.Duration // upper bound on a cached principal's age
-	TrustProxy      bool          // take the client IP from X-Forwarded-For
+	// TrustedProxies lists the CIDRs of the proxies in front of the API:
+	// X-Forwarded-For is read only from them (empty: never).
+	TrustedProxies  string
 	ShutdownTimeout time.Duration // graceful shutdown budget
 	StreamReplicas  int           // JetStream replicas (1 dev, 3 cluster)
 	EventRetention  time.Duration // events and delivery log kept this long
@@ -76,7 +80,7 @@ func (c *Config) settings() []setting {
 		{"data-dir", "OFICINA_DATA_DIR", "directory for local state", &c.DataDir},
 		{"log-level", "OFICINA_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
 		{"auth-cache-ttl", "OFICINA_AUTH_CACHE_TTL", "longest reuse of a cached key lookup", &c.AuthCacheTTL},
-		{"trust-proxy", "OFICINA_TRUST_PROXY", "take the client IP from X-Forwarded-For", &c.TrustProxy},
+		{"trusted-proxies", "OFICINA_TRUSTED_PROXIES", "comma-separated CIDRs of the proxies in front of the API; X-Forwarded-For is read from them only, from the right", &c.TrustedProxies},
 		{"shutdown-timeout", "OFICINA_SHUTDOWN_TIMEOUT", "graceful shutdown budget", &c.ShutdownTimeout},
 		{"stream-replicas", "OFICINA_STREAM_REPLICAS", "JetStream stream replicas", &c.StreamReplicas},
 		{"event-retention", "OFICINA_EVENT_RETENTION", "how long events and the delivery log are kept", &c.EventRetention},
@@ -89,8 +93,20 @@ func (c *Config) settings() []setting {
 	}
 }
 
+// removed are settings that are gone, with what replaces them: starting
+// with one set is an error, not a silent change of behaviour.
+var removed = map[string]string{
+	"OFICINA_TRUST_PROXY": "OFICINA_TRUST_PROXY is gone: it trusted the first X-Forwarded-For entry, which the " +
+		"client writes; set OFICINA_TRUSTED_PROXIES to the CIDRs of your proxies instead",
+}
+
 // Load applies the environment (getenv, usually os.Getenv) to c.
 func (c *Config) Load(getenv func(string) string) error {
+	for env, why := range removed {
+		if getenv(env) != "" {
+			return fmt.Errorf("config: %s", why)
+		}
+	}
 	for _, s := range c.settings() {
 		v := getenv(s.env)
 		if v == "" {
@@ -144,6 +160,27 @@ func set(ptr any, v string) error {
 		*p = d
 	}
 	return nil
+}
+
+// Prefixes parses a comma-separated list of CIDRs; a bare address is its
+// own /32 or /128. setting names the list in errors.
+func Prefixes(setting, list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for f := range strings.SplitSeq(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("config: %s: %q: %w", setting, f, err)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // Parse builds the config of a subcommand: defaults, environment, flags.

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,20 +103,9 @@ func (e *eventParts) stop() {
 // destinationGuard builds the webhook URL guard; private prefixes are
 // allowed only through OFICINA_ALLOW_PRIVATE_DESTINATIONS.
 func destinationGuard(cfg config.Config) (*destguard.Guard, error) {
-	var allow []netip.Prefix
-	for f := range strings.SplitSeq(cfg.AllowPrivateDestinations, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(f)
-		if err != nil {
-			a, aerr := netip.ParseAddr(f)
-			if aerr != nil {
-				return nil, fmt.Errorf("stack: OFICINA_ALLOW_PRIVATE_DESTINATIONS: %q: %w", f, err)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		allow = append(allow, p)
+	allow, err := config.Prefixes("OFICINA_ALLOW_PRIVATE_DESTINATIONS", cfg.AllowPrivateDestinations)
+	if err != nil {
+		return nil, err
 	}
 	var ca []byte
 	if cfg.ExtraCAFile != "" {

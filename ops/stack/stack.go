@@ -166,8 +166,12 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if len(s.opts.Only) == 0 {
 		s.sweeper = s.startSweeper(ctx)
 	}
+	proxies, err := config.Prefixes("OFICINA_TRUSTED_PROXIES", cfg.TrustedProxies)
+	if err != nil {
+		return nil, nil, err
+	}
 	m := metrics.New()
-	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustProxy: cfg.TrustProxy,
+	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustedProxies: proxies,
 		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter})
 	if err != nil {
 		return nil, nil, err

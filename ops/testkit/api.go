@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,9 @@ type APIOptions struct {
 	// Limiter is the company rate limit (nil: none, so tests may send any
 	// number of requests).
 	Limiter *ratelimit.Limiter
+	// TrustedProxies: X-Forwarded-For is read from these peers only (the
+	// test client connects from loopback).
+	TrustedProxies []netip.Prefix
 }
 
 // NewAPI starts both listeners for one test.
@@ -50,7 +54,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 		t.Fatal(err)
 	}
 	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard,
-		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter})
+		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies})
 	if err != nil {
 		t.Fatal(err)
 	}
