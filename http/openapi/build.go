@@ -54,8 +54,6 @@ type Route struct {
 	Query    []Param
 	// Write routes take Idempotency-Key.
 	Write bool
-	// Conflict: the route can answer 409 conflict (beyond idempotency).
-	NotFound bool // the route reads an id (404 resource_not_found)
 }
 
 // Param is a query parameter.
@@ -184,8 +182,8 @@ func operation(s *schemas, r Route) (*openapi3.Operation, error) {
 // errorStatuses are the error statuses route r can answer.
 func errorStatuses(r Route) []int {
 	st := []int{400, 401, 403, 405, 429, 500, 503}
-	if r.NotFound || len(pathParams(r.Path)) > 0 {
-		st = append(st, 404)
+	if len(pathParams(r.Path)) > 0 || r.Request != nil {
+		st = append(st, 404) // an id in the path or in the body (client_id, technician_id…) of another company
 	}
 	if r.Write {
 		st = append(st, 409, 422) // idempotency_in_progress, idempotency_key_reused

@@ -287,7 +287,14 @@ func nullable(p *openapi3.SchemaRef) *openapi3.SchemaRef {
 			openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("null")})}})
 	}
 	v := *p.Value
-	if v.Type != nil && !v.Type.Includes("null") {
+	null := openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("null")})
+	switch {
+	case v.Type == nil && v.AnyOf != nil: // a choice: null is one more alternative
+		v.AnyOf = append(slices.Clone(v.AnyOf), null)
+		return openapi3.NewSchemaRef("", &v)
+	case v.Type == nil:
+		return openapi3.NewSchemaRef("", &openapi3.Schema{OneOf: openapi3.SchemaRefs{p, null}})
+	case !v.Type.Includes("null"):
 		v.Type = types(append(v.Type.Slice(), "null")...)
 	}
 	if v.Enum != nil {

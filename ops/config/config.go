@@ -15,17 +15,17 @@ import (
 
 // Config is every setting of every subcommand.
 type Config struct {
-	HTTPAddr        string        // public API listener
-	AdminAddr       string        // admin API listener (keep it private)
-	AdminToken      string        // operator token of the admin API
-	DatabaseURL     string        // owner URL: migrations, database creation
-	AppDBPassword   string        // password of the oficina_app role, if any
-	DBMaxConns      int           // connection pool size
-	NATSURL         string        // external NATS (2.12+); empty in dev = embedded
-	NATSPort        int           // embedded NATS client port (dev)
-	DataDir         string        // ./var: embedded NATS store, admin token, bench output
-	LogLevel        string        // debug, info, warn, error
-	AuthCacheTTL    time.Duration // upper bound on a cached principal's age
+	HTTPAddr      string        // public API listener
+	AdminAddr     string        // admin API listener (keep it private)
+	AdminToken    string        // operator token of the admin API
+	DatabaseURL   string        // owner URL: migrations, database creation
+	AppDBPassword string        // password of the oficina_app role, if any
+	DBMaxConns    int           // connection pool size
+	NATSURL       string        // external NATS (2.12+); empty in dev = embedded
+	NATSPort      int           // embedded NATS client port (dev)
+	DataDir       string        // ./var: embedded NATS store, admin token, bench output
+	LogLevel      string        // debug, info, warn, error
+	AuthCacheTTL  time.Duration // upper bound on a cached principal's age
 	// TrustedProxies lists the CIDRs of the proxies in front of the API:
 	// X-Forwarded-For is read only from them (empty: never).
 	TrustedProxies  string
