@@ -20,8 +20,8 @@ const document = "../../docs/openapi.json"
 // nodeTools makes sure node and the packages pinned in package-lock.json
 // are here. Without node or npm the test is skipped with a message, except
 // in CI, where they are part of the machine. node_modules is installed
-// with npm ci when absent or older than the lockfile (make test does the
-// same before the run).
+// with npm ci when absent or older than package.json or the lockfile (make
+// test does the same before the run, as make node-tools).
 func nodeTools(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
@@ -38,11 +38,19 @@ func nodeTools(t *testing.T) {
 }
 
 var installOnce = sync.OnceValue(func() error {
-	lock, err := os.Stat("package-lock.json")
+	current := true
+	inst, err := os.Stat(filepath.Join("node_modules", ".package-lock.json"))
 	if err != nil {
-		return err
+		current = false
 	}
-	if inst, err := os.Stat(filepath.Join("node_modules", ".package-lock.json")); err == nil && !inst.ModTime().Before(lock.ModTime()) {
+	for _, f := range []string{"package-lock.json", "package.json"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return err
+		}
+		current = current && !inst.ModTime().Before(fi.ModTime())
+	}
+	if current {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
