@@ -23,11 +23,15 @@ type Tally struct {
 	mismatched  int // checked responses with at least one mismatch
 	tests       map[string]bool
 	byOperation map[string]int // "POST /public/v1/leads → 201" → mismatched responses
+	bySchema    map[string]int // failing schema keyword (or reason) → mismatches
 	examples    []string
 }
 
-// maxExamples bounds the mismatches a summary quotes.
-const maxExamples = 8
+// maxExamples and maxSchemas bound what a summary quotes.
+const (
+	maxExamples = 8
+	maxSchemas  = 15
+)
 
 // Add counts one checked response of test.
 func (t *Tally) Add(test string, r Result) {
@@ -43,7 +47,14 @@ func (t *Tally) Add(test string, r Result) {
 	}
 	t.mismatched++
 	if t.tests == nil {
-		t.tests, t.byOperation = map[string]bool{}, map[string]int{}
+		t.tests, t.byOperation, t.bySchema = map[string]bool{}, map[string]int{}, map[string]int{}
+	}
+	for _, m := range r.Mismatches {
+		k := m.Reason
+		if m.Schema != "" {
+			k = "#" + m.Schema
+		}
+		t.bySchema[k]++
 	}
 	t.tests[test] = true
 	op := fmt.Sprintf("%s → %d", r.Operation, r.Mismatches[0].Status)
@@ -80,18 +91,13 @@ func (t *Tally) Summary(name string, enforced bool) string {
 	if t.mismatched == 0 {
 		return sb.String()
 	}
-	ops := make([]string, 0, len(t.byOperation))
-	for op := range t.byOperation {
-		ops = append(ops, op)
-	}
-	slices.SortFunc(ops, func(a, b string) int {
-		if d := t.byOperation[b] - t.byOperation[a]; d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	for _, op := range ops {
+	sb.WriteString("  mismatched answers by operation:\n")
+	for _, op := range byCount(t.byOperation, 0) {
 		fmt.Fprintf(&sb, "    %5d  %s\n", t.byOperation[op], op)
+	}
+	fmt.Fprintf(&sb, "  mismatches by failing schema keyword (%d distinct; the first %d):\n", len(t.bySchema), maxSchemas)
+	for _, k := range byCount(t.bySchema, maxSchemas) {
+		fmt.Fprintf(&sb, "    %5d  %s\n", t.bySchema[k], k)
 	}
 	for _, e := range t.examples {
 		fmt.Fprintf(&sb, "  e.g. %s\n", e)
@@ -146,4 +152,22 @@ func PackageName() string {
 		}
 		dir = parent
 	}
+}
+
+// byCount sorts the keys of m by count, most first (at most n; 0: all).
+func byCount(m map[string]int, n int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b string) int {
+		if d := m[b] - m[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	if n > 0 && len(ks) > n {
+		ks = ks[:n]
+	}
+	return ks
 }
