@@ -33,6 +33,8 @@ type contractCheck struct {
 	owner    testing.TB
 	doc      *contract.Document
 	enforced bool
+	tally    *contract.Tally
+	report   string // name of the binary's summary ("": none)
 
 	mu      sync.Mutex
 	pending map[string][]contract.Mismatch // by Request-Id, until claimed
@@ -53,7 +55,8 @@ func newContractCheck(t testing.TB, pub *public.Server) *contractCheck {
 		t.Logf("testkit: contract: %v (responses not checked)", err)
 		return nil
 	}
-	c := &contractCheck{owner: t, doc: doc, enforced: contract.Enforced(), pending: map[string][]contract.Mismatch{}}
+	c := &contractCheck{owner: t, doc: doc, enforced: contract.Enforced(), tally: &responses,
+		report: contract.PackageName(), pending: map[string][]contract.Mismatch{}}
 	t.Cleanup(c.finish)
 	return c
 }
@@ -84,13 +87,13 @@ func (c *contractCheck) wrap(next http.Handler) http.Handler {
 		}
 		res := c.doc.Check(contract.Response{Method: r.Method, Path: r.URL.Path, Status: rec.status,
 			Header: rec.header, Body: rec.body.Bytes()})
-		responses.Add(c.owner.Name(), res)
+		c.tally.Add(c.owner.Name(), res)
 		if len(res.Mismatches) == 0 {
 			return
 		}
 		id := rec.header.Get("Request-Id")
 		if id == "" {
-			c.report(c.owner, res.Mismatches, "an answer without Request-Id")
+			c.reportTo(c.owner, res.Mismatches, "an answer without Request-Id")
 			return
 		}
 		c.mu.Lock()
@@ -111,7 +114,7 @@ func (c *contractCheck) claim(t testing.TB, requestID string) {
 	c.mu.Unlock()
 	if len(ms) > 0 {
 		t.Helper()
-		c.report(t, ms, "")
+		c.reportTo(t, ms, "")
 	}
 }
 
@@ -126,18 +129,20 @@ func (c *contractCheck) finish() {
 	c.pending = nil
 	c.mu.Unlock()
 	if len(ms) > 0 {
-		c.report(c.owner, ms, "answers to requests sent outside API.Do")
+		c.reportTo(c.owner, ms, "answers to requests sent outside API.Do")
 	}
-	name := contract.PackageName()
-	if err := contract.WriteReport(name, responses.Summary(name, c.enforced)); err != nil {
+	if c.report == "" {
+		return
+	}
+	if err := contract.WriteReport(c.report, c.tally.Summary(c.report, c.enforced)); err != nil {
 		c.owner.Logf("testkit: %v", err)
 	}
 	if testing.Verbose() {
-		c.owner.Logf("testkit: contract: %d responses checked so far in this binary", responses.Checked())
+		c.owner.Logf("testkit: contract: %d responses checked so far in this binary", c.tally.Checked())
 	}
 }
 
-func (c *contractCheck) report(t testing.TB, ms []contract.Mismatch, note string) {
+func (c *contractCheck) reportTo(t testing.TB, ms []contract.Mismatch, note string) {
 	t.Helper()
 	if !c.enforced && !testing.Verbose() {
 		return
@@ -213,5 +218,5 @@ func CheckWebhook(t testing.TB, body []byte) {
 		return
 	}
 	c := &contractCheck{enforced: contract.Enforced()}
-	c.report(t, ms, fmt.Sprintf("webhook body of %d bytes", len(body)))
+	c.reportTo(t, ms, fmt.Sprintf("webhook body of %d bytes", len(body)))
 }
