@@ -118,6 +118,12 @@ func serverPrefixes(root map[string]any) []string {
 	for _, s := range servers {
 		m, _ := s.(map[string]any)
 		raw, _ := m["url"].(string)
+		vars, _ := m["variables"].(map[string]any)
+		raw = paramRE.ReplaceAllStringFunc(raw, func(v string) string { // {host} → its default
+			def, _ := vars[v[1:len(v)-1]].(map[string]any)
+			d, _ := def["default"].(string)
+			return d
+		})
 		u, err := url.Parse(raw)
 		if err != nil {
 			continue
