@@ -18,9 +18,30 @@ pg: ## start the local PostgreSQL cluster when nothing answers on 127.0.0.1:5432
 run: pg ## run everything in one process (embedded NATS, migrations, demo data, printed API key)
 	$(GO) run ./cmd/oficina dev --seed
 
+# The contract checks (docs/contract.md) run Node.js tools pinned in ops/contract.
+CONTRACT := ops/contract
+
 .PHONY: test
-test: pg ## run every test (real PostgreSQL, embedded JetStream, real HTTP)
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+test: pg node-tools ## run every test (real PostgreSQL, embedded JetStream, real HTTP, the contract checks); prints the contract counts
+	@set -uo pipefail; report=$$(mktemp -d); trap 'rm -rf "$$report"' EXIT; \
+	OFICINA_CONTRACT_REPORT=$$report $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS); rc=$$?; \
+	echo; cat "$$report"/*.txt 2>/dev/null || true; exit $$rc
+
+.PHONY: contract
+contract: pg node-tools ## the contract checks alone: linter, generated client, answers of the API tests (STRICT=1: differences fail)
+	@set -uo pipefail; report=$$(mktemp -d); trap 'rm -rf "$$report"' EXIT; \
+	OFICINA_CONTRACT_STRICT=$${STRICT:-$${OFICINA_CONTRACT_STRICT:-}} OFICINA_CONTRACT_REPORT=$$report $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./$(CONTRACT)/... ./http/... ./dispatch/...; rc=$$?; \
+	echo; cat "$$report"/*.txt 2>/dev/null || true; exit $$rc
+
+.PHONY: node-tools
+node-tools: ## install the pinned Node.js tools (npm ci in ops/contract) when absent or older than the lockfile
+	@set -euo pipefail; installed=$(CONTRACT)/node_modules/.package-lock.json; \
+	if ! command -v npm >/dev/null 2>&1; then \
+	  if [ -n "$${CI:-}" ]; then echo "node-tools: npm not found; CI needs Node.js >= 20.19 and npm" >&2; exit 1; fi; \
+	  echo "node-tools: npm not found: the linter and generated-client checks will be skipped"; \
+	elif [ ! -f $$installed ] || [ $(CONTRACT)/package-lock.json -nt $$installed ] || [ $(CONTRACT)/package.json -nt $$installed ]; then \
+	  echo "cd $(CONTRACT) && npm ci"; (cd $(CONTRACT) && npm ci --no-audit --no-fund); \
+	fi
 
 .PHONY: test-race
 test-race: pg ## every test under the race detector

@@ -26,6 +26,7 @@ type API struct {
 	Bus           *tenant.Bus
 	Public        *public.Server
 	client        *http.Client
+	contract      *contractCheck // nil: answers not checked (benchmarks)
 }
 
 // APIOptions tune NewAPI.
@@ -59,7 +60,9 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 		t.Fatal(err)
 	}
 	a := &API{AdminToken: "test-admin-token", Auth: auth, Bus: bus, Public: pub}
-	ps := httptest.NewServer(pub)
+	// Before the servers' cleanups, so that its own runs after they close.
+	a.contract = newContractCheck(t, pub)
+	ps := httptest.NewServer(a.contract.wrap(pub))
 	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
 		Publisher: o.Publisher}))
 	t.Cleanup(ps.Close)
@@ -90,7 +93,8 @@ type Req struct {
 	Header            map[string]string
 }
 
-// Do sends a public API request (Path relative to /public/v1).
+// Do sends a public API request (Path relative to /public/v1). The answer
+// is checked against the OpenAPI document (see contract.go).
 func (a *API) Do(t testing.TB, r Req) *Response {
 	t.Helper()
 	h := map[string]string{}
@@ -100,7 +104,9 @@ func (a *API) Do(t testing.TB, r Req) *Response {
 	for k, v := range r.Header {
 		h[k] = v
 	}
-	return a.send(t, r.Method, a.URL+public.Prefix+r.Path, r.Body, h)
+	out := a.send(t, r.Method, a.URL+public.Prefix+r.Path, r.Body, h)
+	a.contract.claim(t, out.Header.Get("Request-Id"))
+	return out
 }
 
 // Admin sends an admin API request (Path relative to /admin/v1).

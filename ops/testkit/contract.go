@@ -1,0 +1,222 @@
+package testkit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"oficina/http/public"
+	"oficina/ops/contract"
+)
+
+// Every answer of a test's public server is checked against the OpenAPI
+// document that server serves (ops/contract). A mismatch is reported to
+// the test that made the call: the server side records it under the
+// answer's Request-Id and API.Do claims it; answers to requests sent some
+// other way (a raw http.Client, a generated client) are reported to the
+// test that started the server when it ends. Whether a mismatch fails the
+// test is contract.Enforced (the one switch, off until the document is
+// strict); either way it is counted, and the count is written for make
+// test to print (contract.ReportEnv).
+
+// responses counts this test binary's checked responses.
+var responses contract.Tally
+
+// documents caches compiled documents by content: parallel tests share one.
+var documents sync.Map // [sha256.Size]byte → *contract.Document
+
+type contractCheck struct {
+	owner    testing.TB
+	doc      *contract.Document
+	enforced bool
+	tally    *contract.Tally
+	report   string // name of the binary's summary ("": none)
+
+	mu      sync.Mutex
+	pending map[string][]contract.Mismatch // by Request-Id, until claimed
+}
+
+// newContractCheck prepares the checks for one public server; nil for
+// benchmarks, whose figures should not carry the validator's cost.
+func newContractCheck(t testing.TB, pub *public.Server) *contractCheck {
+	t.Helper()
+	if _, bench := t.(*testing.B); bench {
+		return nil
+	}
+	doc, err := document(pub.OpenAPI())
+	if err != nil {
+		if contract.Enforced() {
+			t.Fatalf("testkit: contract: %v", err)
+		}
+		t.Logf("testkit: contract: %v (responses not checked)", err)
+		return nil
+	}
+	c := &contractCheck{owner: t, doc: doc, enforced: contract.Enforced(), tally: &responses,
+		report: contract.PackageName(), pending: map[string][]contract.Mismatch{}}
+	t.Cleanup(c.finish)
+	return c
+}
+
+func document(raw []byte) (*contract.Document, error) {
+	key := sha256.Sum256(raw)
+	if d, ok := documents.Load(key); ok {
+		return d.(*contract.Document), nil
+	}
+	d, err := contract.Load(raw)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := documents.LoadOrStore(key, d)
+	return actual.(*contract.Document), nil
+}
+
+// wrap checks each answer of next once it is written.
+func (c *contractCheck) wrap(next http.Handler) http.Handler {
+	if c == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.header == nil {
+			rec.snapshot(http.StatusOK)
+		}
+		res := c.doc.Check(contract.Response{Method: r.Method, Path: r.URL.Path, Status: rec.status,
+			Header: rec.header, Body: rec.body.Bytes()})
+		c.tally.Add(c.owner.Name(), res)
+		if len(res.Mismatches) == 0 {
+			return
+		}
+		id := rec.header.Get("Request-Id")
+		if id == "" {
+			c.reportTo(c.owner, res.Mismatches, "an answer without Request-Id")
+			return
+		}
+		c.mu.Lock()
+		c.pending[id] = append(c.pending[id], res.Mismatches...)
+		c.mu.Unlock()
+	})
+}
+
+// claim reports the mismatches of the answer with this Request-Id to t,
+// the test that made the call.
+func (c *contractCheck) claim(t testing.TB, requestID string) {
+	if c == nil || requestID == "" {
+		return
+	}
+	c.mu.Lock()
+	ms := c.pending[requestID]
+	delete(c.pending, requestID)
+	c.mu.Unlock()
+	if len(ms) > 0 {
+		t.Helper()
+		c.reportTo(t, ms, "")
+	}
+}
+
+// finish runs after the server has closed: unclaimed mismatches belong to
+// requests sent outside API.Do, and the binary's counts are rewritten.
+func (c *contractCheck) finish() {
+	c.mu.Lock()
+	var ms []contract.Mismatch
+	for _, m := range c.pending {
+		ms = append(ms, m...)
+	}
+	c.pending = nil
+	c.mu.Unlock()
+	if len(ms) > 0 {
+		c.reportTo(c.owner, ms, "answers to requests sent outside API.Do")
+	}
+	if c.report == "" {
+		return
+	}
+	if err := contract.WriteReport(c.report, c.tally.Summary(c.report, c.enforced)); err != nil {
+		c.owner.Logf("testkit: %v", err)
+	}
+	if testing.Verbose() {
+		c.owner.Logf("testkit: contract: %d responses checked so far in this binary", c.tally.Checked())
+	}
+}
+
+func (c *contractCheck) reportTo(t testing.TB, ms []contract.Mismatch, note string) {
+	t.Helper()
+	if !c.enforced && !testing.Verbose() {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString("the answer differs from the OpenAPI document")
+	if note != "" {
+		sb.WriteString(" (" + note + ")")
+	}
+	if !c.enforced {
+		sb.WriteString(" [not failing: contract.Strict is off]")
+	}
+	for _, m := range ms {
+		sb.WriteString("\n    " + m.String())
+	}
+	if c.enforced {
+		t.Error(sb.String())
+	} else {
+		t.Log(sb.String())
+	}
+}
+
+// recorder passes the answer through and keeps a copy of what was sent.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	header http.Header // as sent, taken at the first write
+	body   bytes.Buffer
+}
+
+func (r *recorder) snapshot(status int) {
+	r.status, r.header = status, r.ResponseWriter.Header().Clone()
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.header == nil {
+		r.snapshot(status)
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.header == nil {
+		r.snapshot(http.StatusOK)
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// webhookDocument is the public API's document, for webhook bodies.
+var webhookDocument = sync.OnceValues(func() (*contract.Document, error) {
+	s, err := public.New(public.Deps{})
+	if err != nil {
+		return nil, err
+	}
+	return document(s.OpenAPI())
+})
+
+// CheckWebhook validates a webhook body (the event envelope) against the
+// public document's webhooks entry for its type. A mismatch fails t when
+// contract.Enforced, and is logged otherwise.
+func CheckWebhook(t testing.TB, body []byte) {
+	t.Helper()
+	doc, err := webhookDocument()
+	if err != nil {
+		t.Fatalf("testkit: contract: %v", err)
+	}
+	ms := doc.Webhook(body)
+	if len(ms) == 0 {
+		return
+	}
+	c := &contractCheck{enforced: contract.Enforced()}
+	c.reportTo(t, ms, fmt.Sprintf("webhook body of %d bytes", len(body)))
+}
