@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,28 +22,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
-
-// Strict makes a difference between the server and its document fail the
-// test that observed it: mismatched responses in every test that uses the
-// test kit, linter errors and type errors of the generated client in this
-// package's tests. Off, the differences are counted and reported (make test
-// prints them) but fail nothing. This is the one switch: turn it on when
-// the generated document is strict (issue 14). StrictEnv turns it on for
-// one run without editing code.
-const Strict = false
-
-// StrictEnv names the environment variable that turns Strict on for one
-// run when set to 1 or true.
-const StrictEnv = "OFICINA_CONTRACT_STRICT"
-
-// Enforced reports whether differences fail tests: Strict, or StrictEnv set.
-func Enforced() bool {
-	if Strict {
-		return true
-	}
-	v, _ := strconv.ParseBool(os.Getenv(StrictEnv))
-	return v
-}
 
 // docURL is the base URL the document is registered under in the schema
 // compiler; references such as #/components/schemas/Sale resolve in it.

@@ -195,7 +195,7 @@ func TestTheTallyCountsAndQuotes(t *testing.T) {
 	tally.Add("TestB", contract.Result{Operation: "GET /x", Mismatches: []contract.Mismatch{
 		{Operation: "GET /x", Status: 200, Pointer: "/a", Reason: "got null, want string"},
 		{Operation: "GET /x", Status: 200, Pointer: "/b", Reason: "got null, want string"}}})
-	s := tally.Summary("pkg", false)
+	s := tally.Summary("pkg")
 	for _, w := range []string{"contract pkg: 2 responses checked", "1 mismatched in 1 tests", "1 answered requests the document has no operation for",
 		"1  GET /x → 200", "2  got null, want string", `TestB: GET /x → 200 at "/a": got null, want string (and 1 more in this answer)`} {
 		if !strings.Contains(s, w) {

@@ -30,11 +30,10 @@ var responses contract.Tally
 var documents sync.Map // [sha256.Size]byte → *contract.Document
 
 type contractCheck struct {
-	owner    testing.TB
-	doc      *contract.Document
-	enforced bool
-	tally    *contract.Tally
-	report   string // name of the binary's summary ("": none)
+	owner  testing.TB
+	doc    *contract.Document
+	tally  *contract.Tally
+	report string // name of the binary's summary ("": none)
 
 	mu      sync.Mutex
 	pending map[string][]contract.Mismatch // by Request-Id, until claimed
@@ -49,13 +48,9 @@ func newContractCheck(t testing.TB, pub *public.Server) *contractCheck {
 	}
 	doc, err := document(pub.OpenAPI())
 	if err != nil {
-		if contract.Enforced() {
-			t.Fatalf("testkit: contract: %v", err)
-		}
-		t.Logf("testkit: contract: %v (responses not checked)", err)
-		return nil
+		t.Fatalf("testkit: contract: %v", err)
 	}
-	c := &contractCheck{owner: t, doc: doc, enforced: contract.Enforced(), tally: &responses,
+	c := &contractCheck{owner: t, doc: doc, tally: &responses,
 		report: contract.PackageName(), pending: map[string][]contract.Mismatch{}}
 	t.Cleanup(c.finish)
 	return c
@@ -134,7 +129,7 @@ func (c *contractCheck) finish() {
 	if c.report == "" {
 		return
 	}
-	if err := contract.WriteReport(c.report, c.tally.Summary(c.report, c.enforced)); err != nil {
+	if err := contract.WriteReport(c.report, c.tally.Summary(c.report)); err != nil {
 		c.owner.Logf("testkit: %v", err)
 	}
 	if testing.Verbose() {
@@ -144,25 +139,15 @@ func (c *contractCheck) finish() {
 
 func (c *contractCheck) reportTo(t testing.TB, ms []contract.Mismatch, note string) {
 	t.Helper()
-	if !c.enforced && !testing.Verbose() {
-		return
-	}
 	var sb strings.Builder
 	sb.WriteString("the answer differs from the OpenAPI document")
 	if note != "" {
 		sb.WriteString(" (" + note + ")")
 	}
-	if !c.enforced {
-		sb.WriteString(" [not failing: contract.Strict is off]")
-	}
 	for _, m := range ms {
 		sb.WriteString("\n    " + m.String())
 	}
-	if c.enforced {
-		t.Error(sb.String())
-	} else {
-		t.Log(sb.String())
-	}
+	t.Error(sb.String())
 }
 
 // recorder passes the answer through and keeps a copy of what was sent.
@@ -217,6 +202,6 @@ func CheckWebhook(t testing.TB, body []byte) {
 	if len(ms) == 0 {
 		return
 	}
-	c := &contractCheck{enforced: contract.Enforced()}
+	c := &contractCheck{}
 	c.reportTo(t, ms, fmt.Sprintf("webhook body of %d bytes", len(body)))
 }
