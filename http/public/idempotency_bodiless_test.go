@@ -177,15 +177,26 @@ var bodilessWrites = []bodilessWrite{
 		return "/sales/" + id + "/cancel", "/sales/" + id
 	}},
 	{name: "convert a quote to a sale", method: "POST", status: 201, setup: func(t *testing.T, e *bodilessEnv) (string, string) {
-		q := e.api.Admin(t, "POST", "/companies/"+e.co.Company.ID+"/quotes", map[string]any{"client_name": "Cliente", "status": "approved",
-			"items":        []map[string]any{{"description": "Cabo", "quantity": 1, "unit_price_cents": 1000, "total_cents": 1000}},
-			"payment_plan": map[string]any{"mode": "paid_full", "payment_method": "pix"}})
-		if q.Status != 201 {
-			t.Fatalf("quote: %d %s", q.Status, q.Raw)
-		}
-		id := q.Body["id"].(string)
-		return "/quotes/" + id + "/convert_to_sale", "/sales?limit=100"
+		return "/quotes/" + e.quote(t, map[string]any{"mode": "paid_full", "payment_method": "pix"}) + "/convert_to_sale", "/sales?limit=100"
 	}},
+	{name: "convert a quote without a payment plan", method: "POST", status: 201, setup: func(t *testing.T, e *bodilessEnv) (string, string) {
+		return "/quotes/" + e.quote(t, nil) + "/convert_to_sale", "/sales?limit=100"
+	}},
+}
+
+// quote is an approved quote with plan (nil: none).
+func (e *bodilessEnv) quote(t *testing.T, plan map[string]any) string {
+	t.Helper()
+	body := map[string]any{"client_name": "Cliente", "status": "approved",
+		"items": []map[string]any{{"description": "Cabo", "quantity": 1, "unit_price_cents": 1000, "total_cents": 1000}}}
+	if plan != nil {
+		body["payment_plan"] = plan
+	}
+	q := e.api.Admin(t, "POST", "/companies/"+e.co.Company.ID+"/quotes", body)
+	if q.Status != 201 {
+		t.Fatalf("quote: %d %s", q.Status, q.Raw)
+	}
+	return q.Body["id"].(string)
 }
 
 // Spec 4.1: a write sent with an Idempotency-Key answers as it does without
