@@ -88,6 +88,10 @@ func scan(buf []byte, t reflect.Type) error {
 			if top != nil && top.obj && top.want {
 				top.key = v
 				path := childPath(top)
+				if v == "" {
+					// A member without a name is pointed at through its object.
+					path = cmp.Or(top.path, "body")
+				}
 				if _, dup := top.keys[v]; dup {
 					return apierr.Invalid(path, "invalid_value")
 				}
