@@ -150,3 +150,28 @@ func pathIn(body, param string) bool {
 	}
 	return true
 }
+
+// An unknown member inside an array item is named by its path too
+// (encoding/json names it alone: "hostile_unknown").
+func TestUnknownMembersKeepTheItemIndex(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		into        func() any
+		body, param string
+	}{
+		{func() any { return new(sales.SaleCreate) }, `{"items":[{},{"colour":"red"}]}`, "items[1].colour"},
+		{func() any { return new(sales.SaleCreate) }, `{"payment_plan":{"installments":[{"amount_cents":1,"hostile":1}]}}`,
+			"payment_plan.installments[0].hostile"},
+		{func() any { return new(orders.ServiceOrderCreate) }, `{"items":[{"description":"a"},{"__proto__":{}}]}`, "items[1].__proto__"},
+		{func() any { return new(orders.ServiceOrderUpdate) }, `{"items":[{"constructor":1}]}`, "items[0].constructor"},
+		{func() any { return new(sales.InstallmentsReschedule) }, `{"installments":[{"amount_cents":1,"AMOUNT_CENTS":2}]}`, "installments[0].AMOUNT_CENTS"},
+		{func() any { return new(leads.LeadCaptureCreate) }, `{"name":"a","task":{"owner":"x"}}`, "task.owner"},
+		{func() any { return new(sales.SaleCreate) }, `{"hostile":1}`, "hostile"},
+	} {
+		err := wire.DecodeBytes([]byte(tc.body), tc.into())
+		var e *apierr.Error
+		if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Param != tc.param || e.Fields[0].Code != "unknown_field" {
+			t.Errorf("%s: %v, want %s unknown_field", tc.body, err, tc.param)
+		}
+	}
+}
