@@ -82,7 +82,7 @@ type destCase struct {
 	url  string // {port} is the port of the group's loopback receiver
 	// registered: registration is accepted (the URL is fine when
 	// registered; only delivery can tell); otherwise it is 422, param url,
-	// code invalid_url.
+	// with the code registrationCodes gives the reason.
 	registered bool
 	reason     string // the delivery's and the attempt's error
 	status     int    // the receiver's answer recorded with it (redirects)
@@ -103,6 +103,21 @@ const (
 	failedOtherName  = "tls_error: hostname_mismatch"
 	failedExpiredTLS = "tls_error: certificate_expired"
 )
+
+// registrationCodes are the errors[].code of param url that a refusal at
+// registration names (spec 4.6, 6.5; docs/api.md): the cause the
+// integrator has to fix, for each reason the delivery log records.
+var registrationCodes = map[string]string{
+	refusedPrivate:  "not_public",
+	refusedName:     "not_public",
+	failedDNS:       "unresolvable",
+	refusedScheme:   "not_https",
+	refusedUserinfo: "userinfo",
+	refusedNumeric:  "invalid_url",
+	refusedPort:     "invalid_url",
+	refusedInvalid:  "invalid_url",
+	refusedHostname: "invalid_url",
+}
 
 // strictCases run against the production settings (no address allowed
 // beyond the public ones): each URL points, where it can, at a loopback
@@ -199,7 +214,7 @@ func allowedCases(redirector, selfSigned, expired *httptest.Server) []destCase {
 }
 
 // Spec 6.5 and issue 9: hostile webhook URLs are refused when registered
-// through the public API (422, param url) and, inserted anyway, when the
+// through the public API (422, param url, its code naming the cause) and, inserted anyway, when the
 // dispatcher delivers: the attempt fails with the guard's reason and no
 // loopback receiver is reached. The few a registration cannot judge (a
 // name that rebinds, a redirect, a certificate) are refused at delivery.
@@ -307,8 +322,9 @@ func runMatrix(t *testing.T, reg, del *destguard.Guard, cases []destCase) []stri
 				regResult = "201, accepted"
 			} else {
 				param, code := firstFieldError(r)
-				if r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "validation_failed" || param != "url" || code != "invalid_url" {
-					t.Errorf("registration: %d %s, want 422 validation_failed on url (invalid_url)", r.Status, r.Raw)
+				want := registrationCodes[c.reason]
+				if r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "validation_failed" || param != "url" || code != want {
+					t.Errorf("registration: %d %s, want 422 validation_failed on url (%s)", r.Status, r.Raw, want)
 				}
 				regResult = fmt.Sprintf("%d %s", r.Status, code)
 			}

@@ -64,14 +64,13 @@ func (s *Server) Handle(pattern string, h http.HandlerFunc) { s.mux.HandleFunc(p
 
 // ServeHTTP checks the operator token and dispatches.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r = r.WithContext(wire.WithRequest(r.Context(), "", apierr.Negotiate(r.Header.Get("Accept-Language"))))
+	r = wire.WithLanguage(r)
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if s.deps.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.deps.Token)) != 1 {
 		wire.WriteError(w, r, apierr.New(apierr.APIKeyInvalid))
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
-		wire.WriteError(w, r, apierr.New(apierr.RouteNotFound))
+	if wire.Unrouted(w, r, s.mux) {
 		return
 	}
 	if err := wire.CheckBody(w, r); err != nil {

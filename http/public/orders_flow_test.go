@@ -162,7 +162,7 @@ func TestPatchServiceOrder(t *testing.T) {
 	}
 	for body, want := range map[string]string{
 		`{"scheduled_start":"2030-01-01"}`:       "scheduled_start:invalid_timestamp",
-		`{"items":[{"quantity":"x"}]}`:           "items.quantity:invalid_type",
+		`{"items":[{"quantity":"x"}]}`:           "items[0].quantity:invalid_type",
 		`{"status":"done"}`:                      "status:invalid_value",
 		`{"priority":null}`:                      "priority:invalid_value",
 		`{"colour":"red"}`:                       "colour:unknown_field",

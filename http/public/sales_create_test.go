@@ -142,7 +142,7 @@ func TestSaleItemRules(t *testing.T) {
 		{"catalog without product", map[string]any{"type": "catalog"}, 422, "items[0].product_id:required"},
 		{"unknown type", map[string]any{"type": "bundle"}, 422, "items[0].type:invalid_value"},
 		{"zero quantity", map[string]any{"type": "custom", "name": "x", "unit_price_cents": 1, "quantity": 0}, 422, "items[0].quantity:out_of_range"},
-		{"fractional quantity", map[string]any{"type": "custom", "name": "x", "unit_price_cents": 1, "quantity": 1.5}, 422, "items.quantity:invalid_type"},
+		{"fractional quantity", map[string]any{"type": "custom", "name": "x", "unit_price_cents": 1, "quantity": 1.5}, 422, "items[0].quantity:invalid_type"},
 		{"product of another company", map[string]any{"type": "catalog", "product_id": foreign["id"]}, 404, ""},
 		{"variation of another company", map[string]any{"type": "catalog", "product_id": shirt["id"],
 			"variation_id": saleList(foreignShirt, "variations")[0]["id"]}, 404, ""},

@@ -227,3 +227,28 @@ func TestListSalesFilters(t *testing.T) {
 		t.Errorf("another company's sale: %d %s", r.Status, r.Raw)
 	}
 }
+
+// docs/api.md (converting a quote): payment_plan defaults to the quote's,
+// and a quote without a payment plan converts as paid_full — with {} or
+// no body at all — rather than 422 payment_plan required.
+func TestConvertQuoteWithoutPlanDefaultsToPaidFull(t *testing.T) {
+	t.Parallel()
+	e := newSaleEnv(t)
+	key := e.co.OwnerKey(t, "quotes:update", "sales:create", "sales:read")
+	for _, body := range []any{map[string]any{}, nil} {
+		q := e.admin(t, "POST", "/quotes", map[string]any{"client_name": "Cliente", "status": "approved",
+			"items": []map[string]any{{"description": "Cabo", "quantity": 2, "unit_price_cents": 1000, "total_cents": 2000}}})
+		if q["payment_plan"] != nil {
+			t.Fatalf("the quote has a plan: %v", q["payment_plan"])
+		}
+		r := e.as(t, key, "POST", "/quotes/"+q["id"].(string)+"/convert_to_sale", body)
+		if r.Status != 201 {
+			t.Fatalf("convert with %v: %d %s", body, r.Status, r.Raw)
+		}
+		plan := r.Body["payment_plan"].(map[string]any)
+		if plan["mode"] != "paid_full" || plan["paid_at"] != r.Body["sale_date"] || r.Body["payment_status"] != "paid" ||
+			saleNum(r.Body["paid_cents"]) != 2000 || len(saleList(r.Body, "payments")) != 1 {
+			t.Errorf("converted with %v: %s", body, r.Raw)
+		}
+	}
+}

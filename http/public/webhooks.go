@@ -199,6 +199,9 @@ func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSec
 		}
 		grace = time.Duration(*in.GracePeriodSeconds) * time.Second
 	}
+	// As on creation, the new secret is shown once: the idempotency record
+	// is stored without it, so a replay answers without it.
+	omitOnReplay(c.Context(), "secret")
 	var out webhooks.WebhookEndpoint
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
 		e, err := webhooks.RotateSecret(ctx, tx, c.PathParam("id"), grace, webhookAccess(p), w.At)

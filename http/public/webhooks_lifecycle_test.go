@@ -2,12 +2,15 @@ package public_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -194,5 +197,51 @@ func TestIdempotentCreateReplaysWithoutSecret(t *testing.T) {
 	list := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints", Key: key})
 	if n := len(list.Body["data"].([]any)); n != 1 {
 		t.Fatalf("%d endpoints", n)
+	}
+}
+
+// Spec 4.1 and 2.8: a rotation retried with the same Idempotency-Key
+// answers the endpoint without the new secret (as a replayed creation
+// does), rotates once, and no secret is stored in idempotency_records.
+func TestIdempotentRotateSecretReplaysWithoutSecret(t *testing.T) {
+	t.Parallel()
+	api, _ := webhookAPI(t)
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, webhookPerms...)
+	create := testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Idempotency-Key": "create-1"},
+		Body: map[string]any{"url": hookURL, "events": []string{"*"}}}
+	created := api.Do(t, create)
+	id := created.Body["id"].(string)
+	for _, body := range []any{nil, map[string]any{"grace_period_seconds": 0}} {
+		req := testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/rotate_secret", Key: key, Body: body,
+			Header: map[string]string{"Idempotency-Key": fmt.Sprintf("rotate-%v", body)}}
+		first, again := api.Do(t, req), api.Do(t, req)
+		secret, _ := first.Body["secret"].(string)
+		if first.Status != 200 || !strings.HasPrefix(secret, "whsec_") || secret == created.Body["secret"] {
+			t.Fatalf("first: %d %s", first.Status, first.Raw)
+		}
+		if again.Status != 200 || again.Header.Get("Idempotent-Replayed") != "true" || again.Body["id"] != id || again.Body["secret"] != nil {
+			t.Fatalf("replay: %d %s", again.Status, again.Raw)
+		}
+		var current *webhooks.Row
+		co.Tx(t, func(ctx context.Context, tx bun.Tx) (err error) {
+			current, err = webhooks.Get(ctx, tx, id)
+			return err
+		})
+		if current.Secret != secret {
+			t.Fatalf("the replay rotated again")
+		}
+	}
+	var stored []string
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("SELECT convert_from(body, 'UTF8') FROM idempotency_records").Scan(ctx, &stored)
+	})
+	if len(stored) != 3 {
+		t.Fatalf("%d records", len(stored))
+	}
+	for _, b := range stored {
+		if strings.Contains(b, "whsec_") || strings.Contains(b, `"secret"`) {
+			t.Fatalf("a secret is stored with the idempotency record: %s", b)
+		}
 	}
 }

@@ -53,30 +53,36 @@ func TestCreateWebhookEndpoint(t *testing.T) {
 	}
 }
 
-// Spec 4.6 / 6.5: every registration failure is a 422 naming the field.
+// Spec 4.6 / 6.5: every registration failure is a 422 naming the field; a
+// refused URL names its cause (not_https, userinfo, not_public,
+// unresolvable, invalid_url), on registration and on a URL change alike.
 func TestWebhookEndpointValidation(t *testing.T) {
 	t.Parallel()
 	api, _ := webhookAPI(t)
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, webhookPerms...)
+	existing := mustEndpoint(t, api, key, "*")
 	for _, tc := range []struct {
 		name string
 		body map[string]any
 		want string
 	}{
-		{"http", map[string]any{"url": "http://hooks.example.com/x", "events": []string{"*"}}, "url invalid_url"},
-		{"user and password", map[string]any{"url": "https://u:p@hooks.example.com/x", "events": []string{"*"}}, "url invalid_url"},
-		{"private address", map[string]any{"url": "https://private.example.com/x", "events": []string{"*"}}, "url invalid_url"},
-		{"one private record among public ones", map[string]any{"url": "https://mixed.example.com/x", "events": []string{"*"}}, "url invalid_url"},
-		{"metadata address", map[string]any{"url": "https://meta.example.com/x", "events": []string{"*"}}, "url invalid_url"},
-		{"literal private IP", map[string]any{"url": "https://10.0.0.1/x", "events": []string{"*"}}, "url invalid_url"},
-		{"localhost", map[string]any{"url": "https://localhost/x", "events": []string{"*"}}, "url invalid_url"},
-		{"dotless name", map[string]any{"url": "https://intranet/x", "events": []string{"*"}}, "url invalid_url"},
-		{".local", map[string]any{"url": "https://printer.local/x", "events": []string{"*"}}, "url invalid_url"},
-		{".internal", map[string]any{"url": "https://api.corp.internal/x", "events": []string{"*"}}, "url invalid_url"},
-		{".lan", map[string]any{"url": "https://nas.lan/x", "events": []string{"*"}}, "url invalid_url"},
-		{"does not resolve", map[string]any{"url": "https://nowhere.example.com/x", "events": []string{"*"}}, "url invalid_url"},
+		{"http", map[string]any{"url": "http://hooks.example.com/x", "events": []string{"*"}}, "url not_https"},
+		{"user and password", map[string]any{"url": "https://u:p@hooks.example.com/x", "events": []string{"*"}}, "url userinfo"},
+		{"private address", map[string]any{"url": "https://private.example.com/x", "events": []string{"*"}}, "url not_public"},
+		{"one private record among public ones", map[string]any{"url": "https://mixed.example.com/x", "events": []string{"*"}}, "url not_public"},
+		{"metadata address", map[string]any{"url": "https://meta.example.com/x", "events": []string{"*"}}, "url not_public"},
+		{"literal private IP", map[string]any{"url": "https://10.0.0.1/x", "events": []string{"*"}}, "url not_public"},
+		{"localhost", map[string]any{"url": "https://localhost/x", "events": []string{"*"}}, "url not_public"},
+		{"dotless name", map[string]any{"url": "https://intranet/x", "events": []string{"*"}}, "url not_public"},
+		{".local", map[string]any{"url": "https://printer.local/x", "events": []string{"*"}}, "url not_public"},
+		{".internal", map[string]any{"url": "https://api.corp.internal/x", "events": []string{"*"}}, "url not_public"},
+		{".lan", map[string]any{"url": "https://nas.lan/x", "events": []string{"*"}}, "url not_public"},
+		{"does not resolve", map[string]any{"url": "https://nowhere.example.com/x", "events": []string{"*"}}, "url unresolvable"},
 		{"port zero", map[string]any{"url": "https://hooks.example.com:0/x", "events": []string{"*"}}, "url invalid_url"},
+		{"no host", map[string]any{"url": "https:///x", "events": []string{"*"}}, "url invalid_url"},
+		{"not a host name", map[string]any{"url": "https://hooks..example.com/x", "events": []string{"*"}}, "url invalid_url"},
+		{"IPv4 not as a dotted quad", map[string]any{"url": "https://2130706433/x", "events": []string{"*"}}, "url invalid_url"},
 		{"no url", map[string]any{"events": []string{"*"}}, "url required"},
 		{"unknown event", map[string]any{"url": hookURL, "events": []string{"sale.exploded"}}, "events invalid_event"},
 		{"unknown family", map[string]any{"url": hookURL, "events": []string{"invoice.*"}}, "events invalid_event"},
@@ -91,9 +97,23 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		if r.Status != 422 || r.ErrorCode() != "validation_failed" || param(r) != tc.want {
 			t.Errorf("%s: %d %s, want 422 %s", tc.name, r.Status, r.Raw, tc.want)
 		}
+		// A URL change is refused with the same cause (spec 4.6).
+		if u, ok := tc.body["url"]; ok && strings.HasPrefix(tc.want, "url ") {
+			r := api.Do(t, testkit.Req{Method: "PATCH", Path: "/webhook_endpoints/" + existing, Key: key, Body: map[string]any{"url": u}})
+			if r.Status != 422 || r.ErrorCode() != "validation_failed" || param(r) != tc.want {
+				t.Errorf("%s, as a URL change: %d %s, want 422 %s", tc.name, r.Status, r.Raw, tc.want)
+			}
+		}
+	}
+	// Each cause has its message in every language of the catalogue.
+	r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Accept-Language": "es"},
+		Body: map[string]any{"url": "https://localhost/x", "events": []string{"*"}}})
+	if items := r.Body["error"].(map[string]any)["errors"].([]any); items[0].(map[string]any)["message"] !=
+		"El host debe ser público: se rechazan nombres locales o internos y direcciones privadas, reservadas o de metadatos de la nube." {
+		t.Errorf("not_public in Spanish: %s", r.Raw)
 	}
 	// Any port 1 to 65535 is fine; duplicates collapse.
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key,
+	r = api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key,
 		Body: map[string]any{"url": "https://hooks.example.com:8443/x", "events": []string{"sale.paid", "sale.paid", "financial_transaction.*"}}})
 	if r.Status != 201 || fmt.Sprint(r.Body["events"]) != "[sale.paid financial_transaction.*]" {
 		t.Fatalf("%d %s", r.Status, r.Raw)

@@ -84,15 +84,18 @@ func DecodeBytes(buf []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(buf))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(buf, err)
 	}
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(buf []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		param := te.Field
+		if p, ok := locate(buf, "", splitField(te.Field), te.Type); ok {
+			param = p
+		}
 		if param == "" {
 			param = "body"
 		}

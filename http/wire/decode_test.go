@@ -52,7 +52,11 @@ func TestDecodeNamesTheInvalidField(t *testing.T) {
 		{`{"count":1e40}`, apierr.ValidationFailed, "count", "out_of_range"},
 		{`{"count":1.5}`, apierr.ValidationFailed, "count", "invalid_type"},
 		{`{"nested":{"X":99999999999}}`, apierr.ValidationFailed, "nested.X", "out_of_range"},
-		{`{"items":[{"Q":"a"}]}`, apierr.ValidationFailed, "items.Q", "invalid_type"},
+		{`{"items":[{"Q":"a"}]}`, apierr.ValidationFailed, "items[0].Q", "invalid_type"},
+		{`{"items":[{"Q":1},{"Q":"a"}]}`, apierr.ValidationFailed, "items[1].Q", "invalid_type"},
+		{`{"items":[{"Q":1},{"Q":1e40}]}`, apierr.ValidationFailed, "items[1].Q", "out_of_range"},
+		{`{"items":[{"Q":1},5]}`, apierr.ValidationFailed, "items[1]", "invalid_type"},
+		{`{"items":{"Q":1}}`, apierr.ValidationFailed, "items", "invalid_type"},
 		{`{"optional":5}`, apierr.ValidationFailed, "optional", "invalid_type"},
 		{`{"bogus":1}`, apierr.ValidationFailed, "bogus", "unknown_field"},
 		{`{"":""}`, apierr.ValidationFailed, "body", "unknown_field"},
@@ -160,4 +164,25 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decode error outside the catalogue: %v", err)
 		}
 	})
+}
+
+type embeddedBase struct {
+	Price int64 `json:"price"`
+}
+
+type withEmbedded struct {
+	Items []struct {
+		embeddedBase
+		Q int `json:"q"`
+	} `json:"items"`
+}
+
+// A field promoted from an embedded struct is named by its JSON path:
+// encoding/json puts the embedded struct's Go name in the error's field.
+func TestTypeErrorInAnEmbeddedStructNamesTheJSONPath(t *testing.T) {
+	t.Parallel()
+	var v withEmbedded
+	if _, param, fc := fieldOf(DecodeBytes([]byte(`{"items":[{"q":1},{"price":"x"}]}`), &v)); param != "items[1].price" || fc != "invalid_type" {
+		t.Fatalf("got %s %s", param, fc)
+	}
 }

@@ -19,9 +19,11 @@ import (
 //   - a member twice in one object (invalid_value): JSON leaves duplicates
 //     undefined and encoding/json keeps the last, so a proxy and this
 //     server could read different requests;
-//   - a member named like a field of v in another case (unknown_field):
-//     encoding/json matches names case-insensitively, so "NOTES" (or
-//     "ſeller_id") would fill notes (seller_id) and a typo would pass;
+//   - a member that is no field of the struct its object decodes into
+//     (unknown_field), named by its path: encoding/json reports an unknown
+//     field by its name alone ("quantity", not "items[1].quantity"), and
+//     matches names case-insensitively, so "NOTES" (or "ſeller_id") would
+//     fill notes (seller_id) and a typo would pass;
 //   - a NUL character in a string, escaped as \u0000 (invalid_value):
 //     PostgreSQL text and jsonb cannot hold one, so it would fail at the
 //     database as a 500;
@@ -88,13 +90,17 @@ func scan(buf []byte, t reflect.Type) error {
 			if top != nil && top.obj && top.want {
 				top.key = v
 				path := childPath(top)
+				if v == "" {
+					// A member without a name is pointed at through its object.
+					path = cmp.Or(top.path, "body")
+				}
 				if _, dup := top.keys[v]; dup {
 					return apierr.Invalid(path, "invalid_value")
 				}
 				if strings.IndexByte(v, 0) >= 0 {
 					return apierr.Invalid(cmp.Or(top.path, "body"), "invalid_value")
 				}
-				if folded(top.t, v) {
+				if unknownMember(top.t, v) {
 					return apierr.Invalid(path, "unknown_field")
 				}
 				top.keys[v] = struct{}{}
@@ -158,10 +164,11 @@ func nullAllowed(t reflect.Type, obj bool, key string) bool {
 	return true
 }
 
-// folded reports whether key is no field of struct type t but matches one
-// in another case (encoding/json's folding, which strings.EqualFold
-// follows).
-func folded(t reflect.Type, key string) bool {
+// unknownMember reports whether key is no member of struct type t, in
+// this exact case (a name matching a field in another case is unknown
+// too, although encoding/json would take it). Types that decode
+// themselves without tagged fields are their own business.
+func unknownMember(t reflect.Type, key string) bool {
 	if t == nil || t.Kind() != reflect.Struct {
 		return false
 	}
@@ -169,15 +176,8 @@ func folded(t reflect.Type, key string) bool {
 	if fs == nil {
 		return false
 	}
-	if _, ok := fs.types[key]; ok {
-		return false
-	}
-	for _, n := range fs.names {
-		if strings.EqualFold(n, key) {
-			return true
-		}
-	}
-	return false
+	_, ok := fs.types[key]
+	return !ok
 }
 
 // unwrap looks through an optional wrapper — a type that decodes itself
@@ -203,7 +203,6 @@ func deref(t reflect.Type) reflect.Type {
 
 // fieldSet is the JSON member names of a struct and their types.
 type fieldSet struct {
-	names    []string
 	types    map[string]reflect.Type
 	nullable map[string]bool // tagged `api:"nullable"`
 }
@@ -260,7 +259,6 @@ func collect(t reflect.Type, fs *fieldSet, depth int) bool {
 			name = f.Name
 		}
 		if _, seen := fs.types[name]; !seen {
-			fs.names = append(fs.names, name)
 			fs.types[name] = deref(f.Type)
 			fs.nullable[name] = slices.Contains(strings.Split(f.Tag.Get("api"), ","), "nullable")
 		}

@@ -7,9 +7,10 @@ import (
 	"oficina/schema/field"
 )
 
-// docs/api.md: a body is read one way only. Duplicate members, names that
-// match a field only in another case (encoding/json would take them) and
-// NUL characters (the database refuses them) are 422 naming the member.
+// docs/api.md: a body is read one way only. Duplicate members, unknown
+// names — also those that match a field only in another case (encoding/json
+// would take them) — and NUL characters (the database refuses them) are 422
+// naming the member by its path.
 func TestDecodeReadsABodyOneWayOnly(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -27,7 +28,10 @@ func TestDecodeReadsABodyOneWayOnly(t *testing.T) {
 		{`{"nested":{"X":1,"X":1}}`, apierr.ValidationFailed, "nested.X", "invalid_value"},
 		{`{"name":"a\u0000b"}`, apierr.ValidationFailed, "name", "invalid_value"},
 		{`{"optional":"\u0000"}`, apierr.ValidationFailed, "optional", "invalid_value"},
-		{`{"items":[{"Q":1}],"name":"x","bogus":["\u0000"]}`, apierr.ValidationFailed, "bogus[0]", "invalid_value"},
+		{`{"items":[{"Q":1},{"Q":"\u0000"}],"name":"x"}`, apierr.ValidationFailed, "items[1].Q", "invalid_value"},
+		// An unknown member is refused before what it holds is looked at.
+		{`{"items":[{"Q":1}],"name":"x","bogus":["\u0000"]}`, apierr.ValidationFailed, "bogus", "unknown_field"},
+		{`{"items":[{"Q":1},{"bogus":1}]}`, apierr.ValidationFailed, "items[1].bogus", "unknown_field"},
 		{`{"\u0000":1}`, apierr.ValidationFailed, "body", "invalid_value"},
 		{`{"name":"\\u0000"}`, "", "", ""}, // an escaped backslash, not a NUL
 	} {

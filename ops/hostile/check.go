@@ -163,8 +163,18 @@ func envelopeProblems(a answer, public bool) []string {
 }
 
 // namesParam reports whether errors[] names field: the field itself, a
-// path inside it ("items[0].quantity", "items.quantity") or its leaf.
+// path inside it ("items[0].quantity") or its leaf. A field inside an array
+// must be named with its index (docs/api.md), for a type error as for a
+// broken rule: items.quantity does not name items[0].quantity.
 func namesParam(a answer, field string) bool {
+	if strings.Contains(field, "[") {
+		for _, p := range paramsOf(a) {
+			if p == field || strings.HasPrefix(p, field+".") || strings.HasPrefix(p, field+"[") {
+				return true
+			}
+		}
+		return false
+	}
 	leaf := field[strings.LastIndexAny(field, ".]")+1:]
 	for _, p := range paramsOf(a) {
 		norm := stripIndexes(p)

@@ -142,9 +142,17 @@ func decodeAnswer(status int, h http.Header, raw []byte) answer {
 	return a
 }
 
-// public sends a JSON request to the public API with key.
+// public sends a JSON request to the public API with key; a write goes
+// with an Idempotency-Key and is retried with it (sendWrite).
 func (c *client) public(ctx context.Context, method, path, key string, body any) (answer, error) {
-	return c.jsonCall(ctx, c.base, method, Prefix+path, key, body)
+	r, err := jsonCallRequest(method, Prefix+path, key, body)
+	if err != nil {
+		return answer{}, err
+	}
+	if isWrite(method) {
+		return c.sendWrite(ctx, r)
+	}
+	return c.send(ctx, c.base, r)
 }
 
 // adminCall sends a JSON request to the admin API.
@@ -153,6 +161,14 @@ func (c *client) adminCall(ctx context.Context, method, path string, body any) (
 }
 
 func (c *client) jsonCall(ctx context.Context, base, method, path, bearer string, body any) (answer, error) {
+	r, err := jsonCallRequest(method, path, bearer, body)
+	if err != nil {
+		return answer{}, err
+	}
+	return c.send(ctx, base, r)
+}
+
+func jsonCallRequest(method, path, bearer string, body any) (request, error) {
 	r := request{Method: method, Path: path, Header: http.Header{}}
 	if bearer != "" {
 		r.Header.Set("Authorization", "Bearer "+bearer)
@@ -160,12 +176,12 @@ func (c *client) jsonCall(ctx context.Context, base, method, path, bearer string
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return answer{}, err
+			return request{}, err
 		}
 		r.Body = b
 		r.Header.Set("Content-Type", "application/json")
 	}
-	return c.send(ctx, base, r)
+	return r, nil
 }
 
 // adminWant is adminCall that wants one status.

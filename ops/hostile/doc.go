@@ -14,7 +14,9 @@
 // id of the other company in any answer; nothing written by a refused
 // request (the reads that would show the write are compared before and
 // after, and refused lead captures are captured again, which must not
-// deduplicate); and GET /me still answering afterwards (its rate before
+// deduplicate); every public write sent with a valid Idempotency-Key and
+// retried with it, the retry answering as the first request and writing
+// nothing again; and GET /me still answering afterwards (its rate before
 // and after is reported, not judged).
 //
 // `oficina hostile` runs it against a running server and `make hostile`

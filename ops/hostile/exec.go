@@ -130,6 +130,7 @@ func (r *run) runGroup(ctx context.Context, g []*kase) {
 				seen[p.String()] = r.fingerprint(ctx, p)
 			}
 		}
+		keyed := withKey(k)
 		a, err := r.send(ctx, k)
 		var bar, other []string
 		if err != nil {
@@ -144,6 +145,9 @@ func (r *run) runGroup(ctx context.Context, g []*kase) {
 				bar = append(bar, fmt.Sprintf("refused request changed %s", p))
 			}
 			seen[p.String()] = now
+		}
+		if keyed && err == nil && retried(a) {
+			bar = append(bar, r.replay(ctx, k, a, seen)...)
 		}
 		if k.SameAs != "" && err == nil {
 			r.mu.Lock()

@@ -85,6 +85,9 @@ type Report struct {
 	// failures, listed for review.
 	Accepted []string
 	Notes    []string
+	// Replays counts the cases sent a second time with their
+	// Idempotency-Key (every public write carries a valid one).
+	Replays int
 	// MeBefore and MeAfter are GET /me answers per second before and after
 	// the run; MeErrors counts failed requests of the "after" window.
 	MeBefore, MeAfter float64
@@ -125,7 +128,8 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-22s %6d %8d %10d  %s\n", c.Name, c.Cases, c.Failures, c.Mismatches, strings.Join(st, " "))
 	}
-	fmt.Fprintf(w, "\nGET /me: %.0f/s before, %.0f/s after (%.0f%%), %d errors after\n", r.MeBefore, r.MeAfter, 100*r.MeAfter/max(r.MeBefore, 1), r.MeErrors)
+	fmt.Fprintf(w, "\n%d writes sent with a valid Idempotency-Key were retried with it\n", r.Replays)
+	fmt.Fprintf(w, "GET /me: %.0f/s before, %.0f/s after (%.0f%%), %d errors after\n", r.MeBefore, r.MeAfter, 100*r.MeAfter/max(r.MeBefore, 1), r.MeErrors)
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w, "\nnotes:")
 		for _, n := range r.Notes {
@@ -182,6 +186,7 @@ type run struct {
 	accepted   []string
 	notes      []string
 	same       map[string]map[string][]string // SameAs group → normalised body → cases
+	replays    int
 }
 
 func (r *run) note(format string, args ...any) {
@@ -268,7 +273,7 @@ func Run(ctx context.Context, t Target) (*Report, error) {
 		rep.Categories = append(rep.Categories, *c)
 	}
 	sort.Slice(rep.Categories, func(i, j int) bool { return rep.Categories[i].Name < rep.Categories[j].Name })
-	rep.Failures, rep.Mismatches, rep.Accepted, rep.Notes = r.failures, r.mismatches, r.accepted, r.notes
+	rep.Failures, rep.Mismatches, rep.Accepted, rep.Notes, rep.Replays = r.failures, r.mismatches, r.accepted, r.notes, r.replays
 	slices.Sort(rep.Accepted)
 	return rep, nil
 }

@@ -243,10 +243,10 @@ func (s *Stack) publicHandler(pub *public.Server) http.Handler {
 	mux.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
 	mux.Handle("GET /docs/", docsUI())
 	s.health(mux)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		// Outside /public/v1: the envelope, without request_id.
-		wire.WriteError(w, r, apierr.New(apierr.RouteNotFound))
-	})
+	// Outside /public/v1 an unknown path is 404 route_not_found and a known
+	// one with another method 405, in the envelope without request_id and
+	// in the caller's language, as every error is (spec 7).
+	outside := wire.Envelope(mux)
 	// /public/v1 goes to the API as sent: ServeMux would answer an unclean
 	// path (//, ./, ../) with its own 307, without Request-Id or envelope.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -254,7 +254,7 @@ func (s *Stack) publicHandler(pub *public.Server) http.Handler {
 			pub.ServeHTTP(w, r)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		outside.ServeHTTP(w, r)
 	})
 }
 
@@ -263,34 +263,42 @@ func (s *Stack) adminHandler(adm *admin.Server, m *metrics.Metrics) http.Handler
 	mux.Handle(admin.Prefix+"/", adm)
 	mux.Handle("GET /metrics", m.Handler())
 	s.health(mux)
-	return mux
+	return wire.Envelope(mux)
 }
 
+// health serves /healthz and /readyz. A 503 is service_unavailable in the
+// envelope like every error; its cause goes to the log.
 func (s *Stack) health(mux *http.ServeMux) {
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if !s.ready.Load() {
-			http.Error(w, "starting", http.StatusServiceUnavailable)
+			wire.WriteError(w, r, apierr.Wrap(apierr.ServiceUnavailable, errors.New("health: starting")))
 			return
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if !s.ready.Load() {
-			http.Error(w, "starting or stopping", http.StatusServiceUnavailable)
-			return
-		}
-		if err := s.db.PingContext(ctx); err != nil {
-			http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		if s.nc != nil && !s.nc.IsConnected() {
-			http.Error(w, "nats: disconnected", http.StatusServiceUnavailable)
+		if err := s.unready(r.Context()); err != nil {
+			wire.WriteError(w, r, apierr.Wrap(apierr.ServiceUnavailable, err))
 			return
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
+}
+
+// unready says why the process cannot take requests, or nil.
+func (s *Stack) unready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if !s.ready.Load() {
+		return errors.New("readiness: starting or stopping")
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("readiness: database: %w", err)
+	}
+	if s.nc != nil && !s.nc.IsConnected() {
+		return errors.New("readiness: nats disconnected")
+	}
+	return nil
 }
 
 func (s *Stack) close() {

@@ -100,10 +100,11 @@ func ConvertQuote(ctx context.Context, tx bun.IDB, w streams.Write, quoteID stri
 
 // quotePlan reads the payment plan stored on a quote (entry_amount_cents
 // and installments of amount_cents and due_date); its mode, when absent,
-// follows from what it has.
+// follows from what it has, and a quote without a plan converts as
+// paid_full (docs/api.md), as one with an empty plan does.
 func quotePlan(raw json.RawMessage) (*PaymentPlanInput, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, apierr.Invalid("payment_plan", "required")
+		return &PaymentPlanInput{Mode: ModePaidFull}, nil
 	}
 	p := new(PaymentPlanInput)
 	if err := json.Unmarshal(raw, p); err != nil {

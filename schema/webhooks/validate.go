@@ -61,9 +61,33 @@ func checkURL(ctx context.Context, guard URLChecker, raw string) error {
 		return nil
 	}
 	if errors.Is(err, destguard.ErrRefused) {
-		return &apierr.Error{Code: apierr.ValidationFailed, Fields: []apierr.FieldError{{Param: "url", Code: "invalid_url"}}, Cause: err}
+		return &apierr.Error{Code: apierr.ValidationFailed, Fields: []apierr.FieldError{{Param: "url", Code: URLRefusalCode(err)}}, Cause: err}
 	}
 	return err
+}
+
+// urlCodes name a refused URL's cause as the errors[].code of param url
+// (spec 4.6 and 6.5): what the integrator has to change. The guard's finer
+// reasons (kept in the delivery log) fold into them; the rest — unparsable,
+// no host, bad port, a host name that is not one, an IPv4 address spelled
+// other than as a dotted quad — is invalid_url.
+var urlCodes = map[string]string{
+	destguard.ReasonNotHTTPS:          "not_https",
+	destguard.ReasonUserinfo:          "userinfo",
+	destguard.ReasonPrivateAddress:    "not_public", // private, loopback, reserved, metadata addresses
+	destguard.ReasonForbiddenHostname: "not_public", // localhost, names without a dot, .local, .internal, …
+	destguard.ReasonUnresolvable:      "unresolvable",
+}
+
+// URLRefusalCode is the errors[].code of a URL the destination guard
+// refused: not_https, userinfo, not_public, unresolvable or invalid_url.
+func URLRefusalCode(err error) string {
+	if re, ok := errors.AsType[*destguard.RefusedError](err); ok {
+		if c, ok := urlCodes[re.Reason]; ok {
+			return c
+		}
+	}
+	return "invalid_url"
 }
 
 func checkDescription(d string) error {
