@@ -15,7 +15,7 @@ const (
 func EventTypes() []streams.EventType {
 	return []streams.EventType{
 		{Name: EventCreated, Kind: "task", Object: Task{},
-			Summary: "A task was opened: by lead capture (the contact task) or in the dashboard."},
+			Summary: "A task was opened: the contact task of a lead capture."},
 		{Name: EventUpdated, Kind: "task", Object: Task{},
 			Summary: "A task changed (title, status, due date, assignee, …); changed_fields names the fields."},
 		{Name: EventDeleted, Kind: "task", Object: Task{},
