@@ -28,7 +28,7 @@ func getTask(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time
 }
 
 func updateTask(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[tasks.Patch](r)
+	in, err := decode[tasks.TaskUpdate](r)
 	if err != nil {
 		return 0, nil, err
 	}

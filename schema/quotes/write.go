@@ -32,7 +32,7 @@ var Statuses = []string{StatusDraft, StatusSent, StatusApproved, StatusRejected,
 type QuoteCreate struct {
 	ClientID             *string         `json:"client_id"`
 	ClientName           string          `json:"client_name"`
-	Items                []QuoteItem          `json:"items"`
+	Items                []QuoteItem     `json:"items"`
 	DiscountCents        int64           `json:"discount_cents"`
 	AdditionalCostsCents int64           `json:"additional_costs_cents"`
 	RecurringTotalCents  int64           `json:"recurring_total_cents"`
@@ -141,7 +141,7 @@ func checkClient(ctx context.Context, tx bun.IDB, id *string) error {
 type QuoteUpdate struct {
 	ClientID             field.Opt[string]          `json:"client_id"`
 	ClientName           field.Opt[string]          `json:"client_name"`
-	Items                field.Opt[[]QuoteItem]          `json:"items"`
+	Items                field.Opt[[]QuoteItem]     `json:"items"`
 	DiscountCents        field.Opt[int64]           `json:"discount_cents"`
 	AdditionalCostsCents field.Opt[int64]           `json:"additional_costs_cents"`
 	RecurringTotalCents  field.Opt[int64]           `json:"recurring_total_cents"`

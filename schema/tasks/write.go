@@ -17,11 +17,11 @@ import (
 	"oficina/streams"
 )
 
-// Patch changes a task (dashboard action): an omitted field stays, null
+// TaskUpdate changes a task (dashboard action): an omitted field stays, null
 // clears a field that may be empty (description, due_date, the assignee
 // pair, client_id) and is 422 invalid_value on one that may not (title,
 // status, priority).
-type Patch struct {
+type TaskUpdate struct {
 	Title        field.Opt[string]       `json:"title"`
 	Description  field.Opt[string]       `json:"description"`
 	Status       field.Opt[string]       `json:"status"`
@@ -38,7 +38,7 @@ func ValidStatus(s string) bool {
 }
 
 // apply changes r as the patch says, collecting field errors in f.
-func (p *Patch) apply(r *Row, f *apierr.Fields, now time.Time) {
+func (p *TaskUpdate) apply(r *Row, f *apierr.Fields, now time.Time) {
 	if p.Title.Set {
 		r.Title = strings.TrimSpace(p.Title.Value)
 		switch n := utf8.RuneCountInString(r.Title); {
@@ -123,7 +123,7 @@ func (r *Row) setStatus(status string, now time.Time) {
 // Update changes a task as one write of w and records task.updated with the
 // fields that changed; a write that changes nothing records nothing (spec
 // 6.3 rule 3). An assignee or client of another company is 404.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Patch) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p TaskUpdate) (*Row, error) {
 	r, err := get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
