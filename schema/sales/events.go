@@ -48,6 +48,6 @@ func EventTypes() []streams.EventType {
 func PayReceivable(ctx context.Context, tx bun.IDB, w streams.Write, t *finance.TransactionRow, paidAt apitime.Date, in finance.FinancialTransactionMarkPaid) error {
 	amount := t.AmountCents
 	_, err := Receive(ctx, tx, w, *t.SaleID, PaymentCreate{AmountCents: &amount, PaidAt: &paidAt,
-		PaymentMethod: in.PaymentMethod, InstallmentID: t.InstallmentID, AccountID: in.AccountID})
+		PaymentMethod: (*PaymentMethod)(in.PaymentMethod), InstallmentID: t.InstallmentID, AccountID: in.AccountID})
 	return err
 }
