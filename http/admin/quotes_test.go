@@ -129,7 +129,8 @@ func TestApprovedOrCanceledQuoteRefusesUpdates(t *testing.T) {
 		{map[string]any{"items": nil}, 422, "validation_failed"},
 		{map[string]any{"discount_cents": -1}, 422, "validation_failed"},
 		{map[string]any{"client_id": foreign}, 404, "resource_not_found"},
-		{map[string]any{"valid_until": nil, "notes": nil, "client_id": nil}, 200, ""},
+		{map[string]any{"notes": nil}, 422, "validation_failed"},
+		{map[string]any{"valid_until": nil, "payment_plan": nil, "client_id": nil, "notes": ""}, 200, ""},
 	} {
 		if r := d.do(t, "PATCH", "/quotes/"+id, tc.body); r.Status != tc.status || r.ErrorCode() != tc.code {
 			t.Errorf("%v: %d %s", tc.body, r.Status, r.Raw)

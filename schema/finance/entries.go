@@ -29,8 +29,8 @@ type FinancialTransactionCreate struct {
 	Description     string        `json:"description"`
 	AmountCents     *int64        `json:"amount_cents"`
 	TransactionDate *apitime.Date `json:"transaction_date"` // default: today in the company's time zone
-	DueDate         *apitime.Date `json:"due_date"`
-	AccountID       *string       `json:"account_id"` // default: the company's default account
+	DueDate         *apitime.Date `json:"due_date" api:"nullable"`
+	AccountID       *string       `json:"account_id" api:"nullable"` // default: the company's default account
 }
 
 // CreateEntry posts a manual entry as one write of w and records

@@ -30,15 +30,15 @@ var Statuses = []string{StatusDraft, StatusSent, StatusApproved, StatusRejected,
 
 // QuoteCreate creates a quote (dashboard action).
 type QuoteCreate struct {
-	ClientID             *string         `json:"client_id"`
+	ClientID             *string         `json:"client_id" api:"nullable"`
 	ClientName           string          `json:"client_name"`
 	Items                []QuoteItem     `json:"items"`
 	DiscountCents        int64           `json:"discount_cents"`
 	AdditionalCostsCents int64           `json:"additional_costs_cents"`
 	RecurringTotalCents  int64           `json:"recurring_total_cents"`
-	PaymentPlan          json.RawMessage `json:"payment_plan"`
+	PaymentPlan          json.RawMessage `json:"payment_plan" api:"nullable"`
 	Notes                string          `json:"notes"`
-	ValidUntil           *apitime.Time   `json:"valid_until"`
+	ValidUntil           *apitime.Time   `json:"valid_until" api:"nullable"`
 	Status               string          `json:"status"`
 }
 
@@ -135,19 +135,19 @@ func checkClient(ctx context.Context, tx bun.IDB, id *string) error {
 }
 
 // QuoteUpdate changes a quote's content (dashboard action): an omitted field
-// stays, null clears client_id, payment_plan, notes and valid_until, and is
-// 422 invalid_value on client_name, items and the amounts. Status changes
-// go through SetStatus.
+// stays, null clears client_id, payment_plan and valid_until (the members
+// the quote shows as null, decision 16) and is 422 invalid_value on the
+// others; notes are emptied with "". Status changes go through SetStatus.
 type QuoteUpdate struct {
-	ClientID             field.Opt[string]          `json:"client_id"`
+	ClientID             field.Opt[string]          `json:"client_id" api:"nullable"`
 	ClientName           field.Opt[string]          `json:"client_name"`
 	Items                field.Opt[[]QuoteItem]     `json:"items"`
 	DiscountCents        field.Opt[int64]           `json:"discount_cents"`
 	AdditionalCostsCents field.Opt[int64]           `json:"additional_costs_cents"`
 	RecurringTotalCents  field.Opt[int64]           `json:"recurring_total_cents"`
-	PaymentPlan          field.Opt[json.RawMessage] `json:"payment_plan"`
+	PaymentPlan          field.Opt[json.RawMessage] `json:"payment_plan" api:"nullable"`
 	Notes                field.Opt[string]          `json:"notes"`
-	ValidUntil           field.Opt[apitime.Time]    `json:"valid_until"`
+	ValidUntil           field.Opt[apitime.Time]    `json:"valid_until" api:"nullable"`
 }
 
 func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
@@ -161,6 +161,7 @@ func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
 	notNull("discount_cents", p.DiscountCents.Set, p.DiscountCents.Null)
 	notNull("additional_costs_cents", p.AdditionalCostsCents.Set, p.AdditionalCostsCents.Null)
 	notNull("recurring_total_cents", p.RecurringTotalCents.Set, p.RecurringTotalCents.Null)
+	notNull("notes", p.Notes.Set, p.Notes.Null)
 	if p.ClientID.Set {
 		q.ClientID = p.ClientID.Ptr()
 	}
@@ -186,7 +187,7 @@ func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
 		}
 	}
 	if p.Notes.Set {
-		q.Notes = p.Notes.Value // null clears to ""
+		q.Notes = p.Notes.Value
 	}
 	if p.ValidUntil.Set {
 		q.ValidUntil = nil

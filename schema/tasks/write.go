@@ -19,17 +19,17 @@ import (
 
 // TaskUpdate changes a task (dashboard action): an omitted field stays, null
 // clears a field that may be empty (description, due_date, the assignee
-// pair, client_id) and is 422 invalid_value on one that may not (title,
-// status, priority).
+// pair, client_id: the members the task shows as null, decision 16) and is
+// 422 invalid_value on one that may not (title, status, priority).
 type TaskUpdate struct {
 	Title        field.Opt[string]       `json:"title"`
-	Description  field.Opt[string]       `json:"description"`
+	Description  field.Opt[string]       `json:"description" api:"nullable"`
 	Status       field.Opt[string]       `json:"status"`
 	Priority     field.Opt[string]       `json:"priority"`
-	DueDate      field.Opt[apitime.Time] `json:"due_date"`
-	AssigneeID   field.Opt[string]       `json:"assignee_id"`
-	AssigneeType field.Opt[string]       `json:"assignee_type"`
-	ClientID     field.Opt[string]       `json:"client_id"`
+	DueDate      field.Opt[apitime.Time] `json:"due_date" api:"nullable"`
+	AssigneeID   field.Opt[string]       `json:"assignee_id" api:"nullable"`
+	AssigneeType field.Opt[string]       `json:"assignee_type" api:"nullable"`
+	ClientID     field.Opt[string]       `json:"client_id" api:"nullable"`
 }
 
 // ValidStatus reports whether s is a task status.
