@@ -136,6 +136,11 @@ func TestApprovedOrCanceledQuoteRefusesUpdates(t *testing.T) {
 			t.Errorf("%v: %d %s", tc.body, r.Status, r.Raw)
 		}
 	}
+	for _, m := range []string{"GET", "PATCH", "DELETE"} {
+		if r := other.do(t, m, "/quotes/"+id, map[string]any{}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+			t.Errorf("%s another company's quote: %d %s", m, r.Status, r.Raw)
+		}
+	}
 	d.ok(t, 200, "POST", "/quotes/"+id+"/status", map[string]any{"status": "approved"})
 	d.events(t)
 	for _, tc := range []struct {
