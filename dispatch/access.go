@@ -5,6 +5,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"oficina/schema/events"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -73,7 +74,7 @@ func subscriberAllowed(e *endpoint, m *tenant.Member, k *tenant.APIKey, creator 
 	if m.Status != "active" {
 		return false
 	}
-	module := streams.ModuleOf(eventType)
+	module := events.ModuleOf(eventType)
 	if eventType == streams.PingType || module == "" {
 		return true
 	}

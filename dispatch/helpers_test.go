@@ -3,12 +3,8 @@ package dispatch_test
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +14,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
-	"oficina/dispatch/destguard"
 	"oficina/ops/mail"
 	"oficina/ops/natsembed"
 	"oficina/ops/testkit"
@@ -83,45 +78,21 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // received is one request a receiver got.
-type received struct {
-	Header http.Header
-	Body   []byte
-}
+type received = testkit.Received
 
-// receiver is an httptest TLS server answering with answer and reporting
-// each request on got.
+// receiver is the test kit's TLS receiver answering with answer.
 func receiver(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)) (*httptest.Server, chan received) {
 	t.Helper()
-	got := make(chan received, 1000)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		select {
-		case got <- received{Header: r.Header.Clone(), Body: b}:
-		default: // a test that reads nothing (figures) must not block the receiver
-		}
-		answer(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, got
+	return testkit.Receiver(t, answer)
 }
 
-func status(code int) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }
-}
+func status(code int) func(http.ResponseWriter, *http.Request) { return testkit.Status(code) }
 
 // guardClient is the destination guard's client allowing loopback and
 // trusting the httptest certificate, as DESIGN.md's test settings say.
 func guardClient(t *testing.T, srv *httptest.Server, trust bool) *http.Client {
 	t.Helper()
-	cfg := destguard.Config{AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}
-	if trust {
-		cfg.ExtraCAPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	}
-	g, err := destguard.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g.Client()
+	return testkit.GuardClient(t, srv, trust)
 }
 
 // start runs a dispatcher with test timings until the test ends.
@@ -130,39 +101,9 @@ func (e *env) start(t *testing.T, cfg dispatch.Config) (*dispatch.Dispatcher, co
 	if cfg.JS == nil {
 		cfg.JS = e.connect(t)
 	}
-	cfg.DB = testkit.DB(t)
 	cfg.Partitions = testPartitions
-	if cfg.Schedule == nil {
-		cfg.Schedule = []time.Duration{time.Second, time.Second}
-	}
-	cfg.Jitter = -1
-	cfg.LeaseTTL = 1500 * time.Millisecond
-	if cfg.AckWait == 0 {
-		cfg.AckWait = 3 * time.Second
-	}
-	cfg.ParkDelay = time.Second
-	cfg.FailingParkSpread = time.Second
-	if cfg.FailingProbeInterval == 0 {
-		cfg.FailingProbeInterval = 100 * time.Millisecond
-	}
-	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		cfg.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	}
-	d, err := dispatch.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return d, cancel
+	return testkit.Dispatcher(t, cfg)
 }
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 // anyURL accepts every URL at registration (destinations are checked at
 // send time by the guard's client in these tests).

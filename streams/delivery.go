@@ -77,17 +77,11 @@ func newDelivery(d RecordedDelivery, r Recorded, kind string, now time.Time) Del
 		EventType: r.Type, Kind: kind, Status: StatusPending, CreatedAt: now, UpdatedAt: now}
 }
 
-// pingObject is data.object of a ping (spec 6.2): no company data.
-type pingObject struct {
-	Object            string `json:"object"`
-	WebhookEndpointID string `json:"webhook_endpoint_id"`
-}
-
 // Ping records a real ping event and one delivery of it to endpointID
 // only. The caller checks the endpoint exists and is enabled. The event is
 // never published on EVENTS.
 func Ping(ctx context.Context, tx bun.IDB, w Write, endpointID string) (Recorded, error) {
-	obj, err := json.Marshal(pingObject{Object: PingType, WebhookEndpointID: endpointID})
+	obj, err := json.Marshal(PingObject{Object: PingType, WebhookEndpointID: endpointID})
 	if err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
 	}

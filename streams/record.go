@@ -219,3 +219,23 @@ func insert(ctx context.Context, tx bun.IDB, w Write, rs []Recorded) error {
 	}
 	return nil
 }
+
+// ChangedFields lists the top-level fields that differ between two GET
+// representations, alphabetically and without updated_at (spec 6.3 rule 1):
+// what a write would put in changed_fields. Writers use it to skip a write
+// that changes nothing (rule 3).
+func ChangedFields(before, after any) ([]string, error) {
+	b, err := json.Marshal(before)
+	if err != nil {
+		return nil, fmt.Errorf("streams: marshal before: %w", err)
+	}
+	a, err := json.Marshal(after)
+	if err != nil {
+		return nil, fmt.Errorf("streams: marshal after: %w", err)
+	}
+	fields, err := envelope.ChangedFields(b, a)
+	if err != nil {
+		return nil, fmt.Errorf("streams: %w", err)
+	}
+	return fields, nil
+}

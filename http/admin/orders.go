@@ -17,7 +17,7 @@ import (
 // orderRoutes are the dashboard's service order actions: order settings
 // (required fields, technician completion order, monthly quota), automatic
 // checklists, ticking checklist items and technicians' completions on an
-// order, and members' connected calendars.
+// order, deleting an order, and members' connected calendars.
 func (s *Server) orderRoutes() {
 	c := Prefix + "/companies/{company}"
 	s.mux.HandleFunc("GET "+c+"/service_order_settings", s.company(false, getOrderSettings))
@@ -26,6 +26,7 @@ func (s *Server) orderRoutes() {
 	s.mux.HandleFunc("POST "+c+"/service_order_checklists", s.company(false, createChecklist))
 	s.mux.HandleFunc("PATCH "+c+"/service_order_checklists/{id}", s.company(false, updateChecklist))
 	s.mux.HandleFunc("GET "+c+"/service_orders/{id}", s.company(false, getOrder))
+	s.mux.HandleFunc("DELETE "+c+"/service_orders/{id}", s.company(false, deleteOrder))
 	s.mux.HandleFunc("GET "+c+"/service_orders/{id}/notifications", s.company(false, orderNotifications))
 	s.mux.HandleFunc("POST "+c+"/service_orders/{id}/checklist/{item}", s.company(false, tickChecklistItem))
 	s.mux.HandleFunc("POST "+c+"/service_orders/{id}/technician_completions", s.company(false, markTechnicianDone))
@@ -89,6 +90,14 @@ func getOrder(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.
 		return 0, nil, err
 	}
 	return http.StatusOK, o.View(), nil
+}
+
+func deleteOrder(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+	o, err := orders.Delete(ctx, tx, byDashboard(companyID, now), r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, deleted{Object: "service_order", ID: o.ID, Deleted: true}, nil
 }
 
 func orderNotifications(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {

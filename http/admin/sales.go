@@ -33,6 +33,7 @@ func (s *Server) salesRoutes() {
 	s.mux.HandleFunc("POST "+c+"/services", s.company(false, createService))
 	s.mux.HandleFunc("GET "+c+"/services/{id}", s.company(false, getService))
 	s.mux.HandleFunc("PATCH "+c+"/services/{id}", s.company(false, updateService))
+	s.mux.HandleFunc("DELETE "+c+"/services/{id}", s.company(false, deleteService))
 	s.mux.HandleFunc("GET "+c+"/finance_accounts", s.company(false, listAccounts))
 	s.mux.HandleFunc("POST "+c+"/finance_accounts", s.company(false, createAccount))
 	s.mux.HandleFunc("GET "+c+"/sales_settings", s.company(false, getSalesSettings))
@@ -145,6 +146,14 @@ func updateService(ctx context.Context, tx bun.Tx, r *http.Request, companyID st
 		return 0, nil, err
 	}
 	return http.StatusOK, sv.View(), nil
+}
+
+func deleteService(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+	sv, err := products.DeleteService(ctx, tx, dashboardWrite(companyID, now), r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, deleted{Object: "service", ID: sv.ID, Deleted: true}, nil
 }
 
 type accountBody struct {

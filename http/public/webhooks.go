@@ -10,6 +10,7 @@ import (
 
 	"oficina/http/wire"
 	"oficina/schema/apierr"
+	"oficina/schema/events"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
 	"oficina/streams"
@@ -68,9 +69,9 @@ func webhookManager(p *tenant.Principal) error {
 // of part 5.2: the key's <module>:read permissions, the owner/admin role,
 // then the member and plan layers.
 func webhookAccess(p *tenant.Principal) webhooks.Access {
-	return func(events []string) error {
+	return func(names []string) error {
 		perms := make([]tenant.Permission, 0, 8)
-		for _, m := range streams.SubscriptionModules(events) {
+		for _, m := range events.SubscriptionModules(names) {
 			perms = append(perms, tenant.Perm(m, tenant.Read))
 		}
 		for _, perm := range perms {

@@ -223,7 +223,7 @@ func CreateRecorded(ctx context.Context, tx bun.IDB, w streams.Write, in ClientC
 	if err != nil {
 		return nil, err
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: c.View()}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventCreated, Object: c.View()}); err != nil {
 		return nil, err
 	}
 	return c, nil

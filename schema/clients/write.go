@@ -127,7 +127,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Clien
 		}
 		return nil, fmt.Errorf("clients: update: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.updated", Object: c.View(), Before: before}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: c.View(), Before: before}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -145,7 +145,7 @@ func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, 
 	if _, err := tx.NewDelete().Model(c).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("clients: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.deleted", Object: c.View()}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventDeleted, Object: c.View()}); err != nil {
 		return nil, err
 	}
 	return c, nil

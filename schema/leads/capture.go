@@ -159,7 +159,7 @@ func Run(ctx context.Context, tx bun.IDB, w streams.Write, p *Plan) (*LeadCaptur
 	out := &LeadCapture{Object: "lead_capture", Lead: rec.View(), Deduplicated: !created}
 	var changes []streams.Change
 	if created {
-		changes = append(changes, streams.Change{Type: "client.created", Object: out.Lead})
+		changes = append(changes, streams.Change{Type: clients.EventCreated, Object: out.Lead})
 	}
 	if p.task != nil {
 		in := *p.task

@@ -11,14 +11,30 @@ import (
 	"oficina/streams/envelope"
 )
 
-// Event types of service orders. The spec's catalogue (6.4) lists updated
-// and status_changed; created follows client.created and sale.created
-// (docs/decisions/0006-service-order-events.md).
+// Event types of service orders; data.object is the order as GET
+// /service_orders/{id} returns it (ServiceOrder). The spec's catalogue (6.4) lists
+// updated and status_changed; created follows client.created and
+// sale.created (docs/decisions/0006-service-order-events.md).
 const (
 	EventCreated       = "service_order.created"
 	EventUpdated       = "service_order.updated"
 	EventStatusChanged = "service_order.status_changed"
+	EventDeleted       = "service_order.deleted"
 )
+
+// EventTypes describes the service order events for the catalogue.
+func EventTypes() []streams.EventType {
+	return []streams.EventType{
+		{Name: EventCreated, Kind: "service_order", Object: ServiceOrder{},
+			Summary: "A service order was created: through the API, in the dashboard, or by converting a quote."},
+		{Name: EventUpdated, Kind: "service_order", Object: ServiceOrder{},
+			Summary: "An order's representation changed (edit, status, start, completion, cancellation, checklist, technicians' marks); changed_fields names the fields."},
+		{Name: EventStatusChanged, Kind: "service_order", Object: ServiceOrder{},
+			Summary: "An order's status changed; sent before the same write's service_order.updated, whose changed_fields include status."},
+		{Name: EventDeleted, Kind: "service_order", Object: ServiceOrder{},
+			Summary: "An order was deleted in the dashboard; the object is the order as it was. Its appointment, revenue entry and quote stay, unlinked, without events of their own."},
+	}
+}
 
 // mutate is every write to an existing order: it locks the row, lets fn
 // change it, and — when the GET representation changed — saves it with a

@@ -16,9 +16,6 @@ import (
 	"oficina/streams"
 )
 
-// EventFinancialTransactionCreated is recorded when completion posts revenue.
-const EventFinancialTransactionCreated = "financial_transaction.created"
-
 // ServiceOrderStatusChange is the body of POST /service_orders/{id}/status.
 type ServiceOrderStatusChange struct {
 	Status *ServiceOrderStatus `json:"status" api:"required"`
@@ -159,7 +156,7 @@ func postRevenue(ctx context.Context, tx bun.IDB, w streams.Write, o *Row, tz st
 	if err := finance.Post(ctx, tx, w.CompanyID, t, w.At); err != nil {
 		return err
 	}
-	_, err = streams.Record(ctx, tx, w, streams.Change{Type: EventFinancialTransactionCreated, Object: t.View()})
+	_, err = streams.Record(ctx, tx, w, streams.Change{Type: finance.EventTransactionCreated, Object: t.View()})
 	return err
 }
 

@@ -98,7 +98,7 @@ func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceC
 	if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: create service: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "service.created", Object: s.View()}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceCreated, Object: s.View()}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return s, nil
@@ -115,11 +115,30 @@ func UpdateService(ctx context.Context, tx bun.IDB, w streams.Write, id string, 
 	if err := in.apply(s); err != nil {
 		return nil, err
 	}
+	if fields, err := streams.ChangedFields(before, s.View()); err != nil || len(fields) == 0 {
+		return s, err // nothing changed: no write, no event (spec 6.3 rule 3)
+	}
 	s.UpdatedAt = w.At
 	if _, err := tx.NewUpdate().Model(s).Column("name", "base_price_cents", "active", "updated_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: update service: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "service.updated", Object: s.View(), Before: before}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceUpdated, Object: s.View(), Before: before}); err != nil {
+		return nil, fmt.Errorf("products: events: %w", err)
+	}
+	return s, nil
+}
+
+// DeleteService removes a service (dashboard action) and records
+// service.deleted with the service as it was.
+func DeleteService(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*ServiceRow, error) {
+	s, err := GetService(ctx, tx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.NewDelete().Model(s).WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("products: delete service: %w", err)
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceDeleted, Object: s.View()}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return s, nil

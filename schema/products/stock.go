@@ -64,7 +64,7 @@ func (m *MovementRow) View() StockMovement {
 func MovementChanges(ms []MovementRow) []streams.Change {
 	out := make([]streams.Change, len(ms))
 	for i := range ms {
-		out[i] = streams.Change{Type: "stock.changed", Object: ms[i].View()}
+		out[i] = streams.Change{Type: EventStockChanged, Object: ms[i].View()}
 	}
 	return out
 }

@@ -131,7 +131,7 @@ func Create(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Row, e
 	if err != nil {
 		return nil, err
 	}
-	return p, finish(ctx, tx, w, p, append(deltas, vd...), streams.Change{Type: "product.created"}, nil)
+	return p, finish(ctx, tx, w, p, append(deltas, vd...), streams.Change{Type: EventProductCreated}, nil)
 }
 
 // Update changes a product (dashboard action) and records product.updated
@@ -156,7 +156,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Inpu
 	if err != nil {
 		return nil, err
 	}
-	return p, finish(ctx, tx, w, p, deltas, streams.Change{Type: "product.updated"}, &before)
+	return p, finish(ctx, tx, w, p, deltas, streams.Change{Type: EventProductUpdated}, &before)
 }
 
 // finish checks SKUs across the catalogue, applies initial stock, reloads
@@ -329,7 +329,7 @@ func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, 
 	if _, err := tx.NewDelete().Model(p).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "product.deleted", Object: p.View()}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventProductDeleted, Object: p.View()}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return p, nil

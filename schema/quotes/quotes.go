@@ -7,9 +7,6 @@ package quotes
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -17,7 +14,6 @@ import (
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/ids"
-	"oficina/schema/numbering"
 )
 
 // Statuses.
@@ -82,6 +78,7 @@ type Quote struct {
 	TotalCents           int64           `json:"total_cents"`
 	RecurringTotalCents  int64           `json:"recurring_total_cents"`
 	PaymentPlan          json.RawMessage `json:"payment_plan"`
+	Notes                string          `json:"notes"`
 	ValidUntil           *apitime.Time   `json:"valid_until"`
 	ApprovedAt           *apitime.Time   `json:"approved_at"`
 	RejectedAt           *apitime.Time   `json:"rejected_at"`
@@ -98,7 +95,7 @@ func (q *Row) View() Quote {
 	return Quote{Object: "quote", ID: q.ID, Number: q.Number, ClientID: q.ClientID, ClientName: q.ClientName,
 		Status: q.Status, Items: items, SubtotalCents: q.SubtotalCents, DiscountCents: q.DiscountCents,
 		AdditionalCostsCents: q.AdditionalCostsCents, TotalCents: q.TotalCents, RecurringTotalCents: q.RecurringTotalCents,
-		PaymentPlan: q.PaymentPlan, ValidUntil: at(q.ValidUntil), ApprovedAt: at(q.ApprovedAt), RejectedAt: at(q.RejectedAt),
+		PaymentPlan: q.PaymentPlan, Notes: q.Notes, ValidUntil: at(q.ValidUntil), ApprovedAt: at(q.ApprovedAt), RejectedAt: at(q.RejectedAt),
 		CreatedAt: apitime.At(q.CreatedAt), UpdatedAt: apitime.At(q.UpdatedAt)}
 }
 
@@ -122,95 +119,6 @@ func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, erro
 	}
 	if err := sel.Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
-	}
-	return q, nil
-}
-
-// QuoteCreate creates a quote (dashboard action).
-type QuoteCreate struct {
-	ClientID             *string         `json:"client_id"`
-	ClientName           string          `json:"client_name"`
-	Items                []QuoteItem     `json:"items"`
-	DiscountCents        int64           `json:"discount_cents"`
-	AdditionalCostsCents int64           `json:"additional_costs_cents"`
-	RecurringTotalCents  int64           `json:"recurring_total_cents"`
-	PaymentPlan          json.RawMessage `json:"payment_plan"`
-	Notes                string          `json:"notes"`
-	ValidUntil           *apitime.Time   `json:"valid_until"`
-	Status               string          `json:"status"`
-}
-
-// Create stores a quote with the company's next quote number.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in QuoteCreate, now time.Time) (*Row, error) {
-	var f apierr.Fields
-	if strings.TrimSpace(in.ClientName) == "" {
-		f.Add("client_name", "required")
-	}
-	if in.Status == "" {
-		in.Status = StatusDraft
-	}
-	if !slices.Contains([]string{StatusDraft, StatusSent, StatusApproved, StatusRejected, StatusCanceled, StatusExpired}, in.Status) {
-		f.Add("status", "invalid_value")
-	}
-	var subtotal int64
-	for _, it := range in.Items {
-		subtotal += it.TotalCents
-	}
-	if in.DiscountCents < 0 || in.AdditionalCostsCents < 0 || in.RecurringTotalCents < 0 {
-		f.Add("discount_cents", "out_of_range")
-	}
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	n, err := numbering.Next(ctx, tx, companyID, "quote")
-	if err != nil {
-		return nil, err
-	}
-	q := &Row{ID: ids.New("quo"), CompanyID: companyID, Number: n, ClientID: in.ClientID, ClientName: strings.TrimSpace(in.ClientName),
-		Status: in.Status, Items: in.Items, SubtotalCents: subtotal, DiscountCents: in.DiscountCents,
-		AdditionalCostsCents: in.AdditionalCostsCents, TotalCents: subtotal - in.DiscountCents + in.AdditionalCostsCents,
-		RecurringTotalCents: in.RecurringTotalCents, PaymentPlan: in.PaymentPlan, Notes: in.Notes,
-		CreatedAt: now, UpdatedAt: now}
-	if q.Items == nil {
-		q.Items = []QuoteItem{}
-	}
-	if in.ValidUntil != nil {
-		t := in.ValidUntil.Time
-		q.ValidUntil = &t
-	}
-	if q.Status == StatusApproved {
-		q.ApprovedAt = &now
-	}
-	if _, err := tx.NewInsert().Model(q).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("quotes: create: %w", err)
-	}
-	return q, nil
-}
-
-// SetStatus changes the status (dashboard action). An approved or canceled
-// quote refuses updates (409), except cancelling an approved one that was
-// not converted.
-func SetStatus(ctx context.Context, tx bun.IDB, id, status string, now time.Time) (*Row, error) {
-	q, err := Get(ctx, tx, id, true)
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains([]string{StatusDraft, StatusSent, StatusApproved, StatusRejected, StatusCanceled, StatusExpired}, status) {
-		return nil, apierr.Invalid("status", "invalid_value")
-	}
-	if q.Status == StatusCanceled || (q.Status == StatusApproved && status != StatusCanceled) ||
-		(q.Status == StatusApproved && (q.ConvertedOrderID != nil || q.ConvertedSaleID != nil)) {
-		return nil, apierr.New(apierr.Conflict)
-	}
-	q.Status, q.UpdatedAt = status, now
-	switch status {
-	case StatusApproved:
-		q.ApprovedAt = &now
-	case StatusRejected:
-		q.RejectedAt = &now
-	}
-	if _, err := tx.NewUpdate().Model(q).Column("status", "approved_at", "rejected_at", "updated_at").WherePK().Exec(ctx); err != nil {
-		return nil, fmt.Errorf("quotes: set status: %w", err)
 	}
 	return q, nil
 }

@@ -138,7 +138,7 @@ func writeTransactions(tx bun.IDB, s *Row, want []finance.TransactionRow, now ti
 			"due_date", "payment_date", "updated_at").WherePK()); err != nil {
 			return nil, err
 		}
-		changes = append(changes, streams.Change{Type: "financial_transaction.updated", Object: t.View(), Before: o.View()})
+		changes = append(changes, streams.Change{Type: finance.EventTransactionUpdated, Object: t.View(), Before: o.View()})
 		*o = t
 	}
 	if len(add) > 0 {
@@ -146,7 +146,7 @@ func writeTransactions(tx bun.IDB, s *Row, want []finance.TransactionRow, now ti
 			return nil, err
 		}
 		for i := range add {
-			changes = append(changes, streams.Change{Type: "financial_transaction.created", Object: add[i].View()})
+			changes = append(changes, streams.Change{Type: finance.EventTransactionCreated, Object: add[i].View()})
 		}
 		s.Transactions = append(s.Transactions, add...)
 	}

@@ -91,8 +91,9 @@ type Cancellation struct {
 
 // ReversePayment cancels a payment: its amounts go back onto the
 // installments it paid, paid_cents and payment_status follow, and its
-// finance transaction is canceled. A payment already reversed or with an
-// active invoice is 409.
+// finance transaction is canceled. It records sale.updated and
+// sale.payment_canceled. A payment already reversed or with an active
+// invoice is 409.
 func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
@@ -116,6 +117,7 @@ func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, pa
 	}
 	reverse(o.s, y, strings.TrimSpace(in.Reason), o.env)
 	settle(o.s, o.env.Today())
+	o.events = []string{EventPaymentCanceled}
 	return o.commit()
 }
 

@@ -75,8 +75,10 @@ func (v Sale) sameAs(o Sale) bool {
 
 // Cancel cancels a sale: every payment is reversed, the installments are
 // canceled, the stock it deducted comes back and its finance transactions
-// are canceled; canceled_at is set. A sale with an active invoice (409) or
-// already canceled (409) is refused. A sale is never deleted.
+// are canceled; canceled_at is set. It records sale.updated, one
+// sale.payment_canceled per payment it reversed, sale.canceled, and the
+// finance and stock events. A sale with an active invoice (409) or already
+// canceled (409) is refused. A sale is never deleted.
 func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in Cancellation) (*Row, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
@@ -97,6 +99,7 @@ func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in 
 	for i := range o.s.Payments {
 		if y := &o.s.Payments[i]; y.Active() {
 			reverse(o.s, y, reason, o.env)
+			o.events = append(o.events, EventPaymentCanceled)
 		}
 	}
 	settle(o.s, o.env.Today())
@@ -106,5 +109,6 @@ func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in 
 	at := w.At
 	o.s.CanceledAt, o.s.CancelReason, o.s.Overdue = &at, &reason, false
 	o.stock = products.ReasonSaleCanceled
+	o.events = append(o.events, EventCanceled)
 	return o.commit()
 }

@@ -12,14 +12,6 @@ import (
 	"oficina/streams"
 )
 
-// Event names of sales (6.4).
-const (
-	EventCreated           = "sale.created"
-	EventUpdated           = "sale.updated"
-	EventPaid              = "sale.paid"
-	EventPaymentRegistered = "sale.payment_registered"
-)
-
 // op is one write of an existing sale: the sale as loaded (locked) and the
 // copy the write changes.
 type op struct {
@@ -31,7 +23,8 @@ type op struct {
 	// stock is the ledger reason when the write may move stock ("" none).
 	stock string
 	// events are the write's own sale events (sale.payment_registered,
-	// sale.paid), recorded after sale.updated with the sale as it ends.
+	// sale.paid, sale.payment_canceled, sale.canceled), recorded after
+	// sale.updated with the sale as it ends.
 	events []string
 }
 

@@ -234,17 +234,26 @@ func Open(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Row, str
 	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
 		return nil, streams.Change{}, fmt.Errorf("tasks: create: %w", err)
 	}
-	return r, streams.Change{Type: "task.created", Object: r.View(w.At)}, nil
+	return r, streams.Change{Type: EventCreated, Object: r.View(w.At)}, nil
 }
 
 // Get reads a task of the transaction's company; another company's id is
 // 404 resource_not_found.
 func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
+	return get(ctx, tx, id, false)
+}
+
+// get reads a task, locked for the write when forUpdate.
+func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
 	if !ids.Valid("tsk", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
 	r := new(Row)
-	if err := tx.NewSelect().Model(r).Where("id = ?", id).Scan(ctx); err != nil {
+	q := tx.NewSelect().Model(r).Where("id = ?", id)
+	if forUpdate {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
 	}
 	return r, nil

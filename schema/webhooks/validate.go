@@ -9,6 +9,7 @@ import (
 
 	"oficina/dispatch/destguard"
 	"oficina/schema/apierr"
+	"oficina/schema/events"
 	"oficina/streams"
 )
 
@@ -26,15 +27,15 @@ type URLChecker interface {
 
 // NormalizeEvents validates a subscription list (422 with param events) and
 // returns it without duplicates, in the order given. Accepted: names of
-// the catalogue, family wildcards such as "sale.*", or "*" alone. "ping" is
+// the catalogue (oficina/schema/events), family wildcards such as "sale.*", or "*" alone. "ping" is
 // not subscribable: every endpoint can be pinged.
-func NormalizeEvents(events []string) ([]string, error) {
-	if len(events) == 0 {
+func NormalizeEvents(names []string) ([]string, error) {
+	if len(names) == 0 {
 		return nil, apierr.Invalid("events", "required")
 	}
-	out := make([]string, 0, len(events))
-	for _, e := range events {
-		if !streams.Subscribable(e) {
+	out := make([]string, 0, len(names))
+	for _, e := range names {
+		if !events.Subscribable(e) {
 			return nil, apierr.Invalid("events", "invalid_event")
 		}
 		if !slices.Contains(out, e) {

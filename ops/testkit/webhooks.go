@@ -1,0 +1,113 @@
+package testkit
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+
+	"oficina/dispatch"
+	"oficina/dispatch/destguard"
+)
+
+// Received is one request a Receiver got.
+type Received struct {
+	Header http.Header
+	Body   []byte
+}
+
+// Receiver starts a local HTTPS webhook receiver (an httptest TLS server)
+// that answers with answer and reports each request on the returned
+// channel (buffered; requests beyond the buffer are answered, not
+// reported, so a test that reads nothing never blocks it).
+func Receiver(t testing.TB, answer http.HandlerFunc) (*httptest.Server, chan Received) {
+	t.Helper()
+	got := make(chan Received, 1000)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case got <- Received{Header: r.Header.Clone(), Body: b}:
+		default:
+		}
+		answer(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+// Status answers every request with code.
+func Status(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }
+}
+
+// LoopbackGuard is the destination guard allowing loopback and, when srv
+// is not nil, trusting its certificate: the test settings of DESIGN.md
+// (OFICINA_ALLOW_PRIVATE_DESTINATIONS, OFICINA_EXTRA_CA_FILE).
+func LoopbackGuard(t testing.TB, srv *httptest.Server) *destguard.Guard {
+	t.Helper()
+	cfg := destguard.Config{AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}
+	if srv != nil {
+		cfg.ExtraCAPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	}
+	g, err := destguard.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// GuardClient is LoopbackGuard's HTTP client, trusting srv's certificate
+// only when trust is set.
+func GuardClient(t testing.TB, srv *httptest.Server, trust bool) *http.Client {
+	t.Helper()
+	if !trust {
+		srv = nil
+	}
+	return LoopbackGuard(t, srv).Client()
+}
+
+// Dispatcher runs a dispatcher with test timings until the test ends (or
+// the returned cancel). cfg must name JS and Client, and the partitions of
+// DELIVERIES when they are not jsconfig's default; DB defaults to the
+// test database, the retry schedule to two one-second retries.
+func Dispatcher(t testing.TB, cfg dispatch.Config) (*dispatch.Dispatcher, context.CancelFunc) {
+	t.Helper()
+	if cfg.DB == nil {
+		cfg.DB = DB(t)
+	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = []time.Duration{time.Second, time.Second}
+	}
+	cfg.Jitter = -1
+	cfg.LeaseTTL = 1500 * time.Millisecond
+	if cfg.AckWait == 0 {
+		cfg.AckWait = 3 * time.Second
+	}
+	cfg.ParkDelay = time.Second
+	cfg.FailingParkSpread = time.Second
+	if cfg.FailingProbeInterval == 0 {
+		cfg.FailingProbeInterval = 100 * time.Millisecond
+	}
+	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		cfg.Log = slog.New(slog.NewTextHandler(logWriter{t}, nil))
+	}
+	d, err := dispatch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return d, cancel
+}
+
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }

@@ -1,0 +1,199 @@
+package finance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/streams"
+	"oficina/tenant"
+)
+
+// Limits of a manual entry.
+const (
+	MaxDescription = 500
+	MaxAmountCents = 1_000_000_000_000 // as a sale's amounts
+)
+
+// FinancialTransactionCreate is a manual entry made in finance (dashboard): an income or an
+// expense, open until marked paid.
+type FinancialTransactionCreate struct {
+	Kind            string        `json:"kind"` // income or expense
+	Description     string        `json:"description"`
+	AmountCents     *int64        `json:"amount_cents"`
+	TransactionDate *apitime.Date `json:"transaction_date"` // default: today in the company's time zone
+	DueDate         *apitime.Date `json:"due_date" api:"nullable"`
+	AccountID       *string       `json:"account_id" api:"nullable"` // default: the company's default account
+}
+
+// CreateEntry posts a manual entry as one write of w and records
+// financial_transaction.created.
+func CreateEntry(ctx context.Context, tx bun.IDB, w streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
+	var f apierr.Fields
+	if in.Kind != "income" && in.Kind != "expense" {
+		f.Add("kind", "invalid_value")
+	}
+	if utf8.RuneCountInString(in.Description) > MaxDescription {
+		f.Add("description", "too_long")
+	}
+	switch {
+	case in.AmountCents == nil:
+		f.Add("amount_cents", "required")
+	case *in.AmountCents < 1 || *in.AmountCents > MaxAmountCents:
+		f.Add("amount_cents", "out_of_range")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	account, err := ResolveAccount(ctx, tx, in.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	date := in.TransactionDate
+	if date == nil {
+		d, err := today(ctx, tx, w)
+		if err != nil {
+			return nil, err
+		}
+		date = &d
+	}
+	t := &TransactionRow{AccountID: account, Kind: in.Kind, Status: StatusOpen, Description: strings.TrimSpace(in.Description),
+		AmountCents: *in.AmountCents, TransactionDate: *date, DueDate: in.DueDate}
+	if err := Post(ctx, tx, w.CompanyID, t, w.At); err != nil {
+		return nil, err
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventTransactionCreated, Object: t.View()}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// GetTransaction reads an entry of the transaction's company (404 for
+// another company's id).
+func GetTransaction(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*TransactionRow, error) {
+	if !ids.Valid("ftx", id) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	t := new(TransactionRow)
+	q := tx.NewSelect().Model(t).Where("id = ?", id)
+	if forUpdate {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return t, nil
+}
+
+// FinancialTransactionMarkPaid is the body of mark_paid.
+type FinancialTransactionMarkPaid struct {
+	PaymentDate   *apitime.Date `json:"payment_date"`   // default: today in the company's time zone
+	AccountID     *string       `json:"account_id"`     // default: the entry's account
+	PaymentMethod *string       `json:"payment_method"` // a sale's installment only: the payment's method
+}
+
+// SalePayment records the payment of a sale's receivable t, dated paidAt
+// (spec 5.4: marking a sale installment paid records the sale payment).
+// Package sales provides it; finance sits below sales.
+type SalePayment func(ctx context.Context, tx bun.IDB, w streams.Write, t *TransactionRow, paidAt apitime.Date, in FinancialTransactionMarkPaid) error
+
+// MarkPaid marks an open entry paid as one write of w and records
+// financial_transaction.updated then financial_transaction.paid. A sale's
+// open receivable is paid through salePayment instead, which records the
+// sale payment and its own events. An entry already paid (or settled) or
+// canceled is 409 conflict (spec 7).
+func MarkPaid(ctx context.Context, tx bun.IDB, w streams.Write, id string, in FinancialTransactionMarkPaid, salePayment SalePayment) (*TransactionRow, error) {
+	// A sale's entry is read without a lock: the sale write locks the sale
+	// first and its entries after, and this must take them in that order.
+	t, err := GetTransaction(ctx, tx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if t.SaleID == nil {
+		if t, err = GetTransaction(ctx, tx, id, true); err != nil {
+			return nil, err
+		}
+	}
+	if t.Status != StatusOpen {
+		return nil, apierr.New(apierr.Conflict)
+	}
+	paidAt := in.PaymentDate
+	if paidAt == nil {
+		d, err := today(ctx, tx, w)
+		if err != nil {
+			return nil, err
+		}
+		paidAt = &d
+	}
+	if t.SaleID != nil {
+		if err := salePayment(ctx, tx, w, t, *paidAt, in); err != nil {
+			return nil, err
+		}
+		return GetTransaction(ctx, tx, id, false)
+	}
+	if in.PaymentMethod != nil {
+		return nil, apierr.Invalid("payment_method", "not_allowed")
+	}
+	before := t.View()
+	if in.AccountID != nil {
+		if t.AccountID, err = ResolveAccount(ctx, tx, in.AccountID); err != nil {
+			return nil, err
+		}
+	}
+	t.Status, t.PaymentDate, t.UpdatedAt = StatusPaid, paidAt, w.At
+	if _, err := tx.NewUpdate().Model(t).Column("account_id", "status", "payment_date", "updated_at").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("finance: mark paid: %w", err)
+	}
+	after := t.View()
+	_, err = streams.Record(ctx, tx, w,
+		streams.Change{Type: EventTransactionUpdated, Object: after, Before: before},
+		streams.Change{Type: EventTransactionPaid, Object: after})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// DeleteTransaction deletes an entry as one write of w and records
+// financial_transaction.deleted with the entry as it was. An entry of a
+// sale is 409 conflict (spec 7: it follows the sale, which cancels it). A
+// service order's revenue may be deleted; completing the order again posts
+// it anew.
+func DeleteTransaction(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*TransactionRow, error) {
+	t, err := GetTransaction(ctx, tx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if t.SaleID != nil {
+		return nil, apierr.New(apierr.Conflict)
+	}
+	if _, err := tx.NewDelete().Model(t).WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("finance: delete: %w", err)
+	}
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventTransactionDeleted, Object: t.View()}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// today is the write's date in the company's time zone (UTC when the zone
+// is unknown).
+func today(ctx context.Context, tx bun.IDB, w streams.Write) (apitime.Date, error) {
+	c, err := tenant.GetCompany(ctx, tx, w.CompanyID)
+	if err != nil {
+		return apitime.Date{}, err
+	}
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	y, m, d := w.At.In(loc).Date()
+	return apitime.Date{Time: time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}, nil
+}
