@@ -117,7 +117,7 @@ func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Sub
 	var e *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []string{"*"}}, sub,
+		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []webhooks.EventName{"*"}}, sub,
 			func([]string) error { return nil }, anyURL{}, time.Now())
 		return err
 	})

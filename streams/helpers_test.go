@@ -47,7 +47,7 @@ func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string)
 	var e *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in", Events: events},
+		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in", Events: toNames(events)},
 			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, time.Now())
 		if err == nil && !enabled {
 			e, err = webhooks.Disable(ctx, tx, e.ID, time.Now())
@@ -138,4 +138,12 @@ type sale struct {
 
 func newSale(id string) sale {
 	return sale{Object: "sale", ID: id, Status: "pending", Notes: "", Total: 1000, UpdatedAt: "2026-01-01T00:00:00Z"}
+}
+
+func toNames(ns []string) []webhooks.EventName {
+	out := make([]webhooks.EventName, len(ns))
+	for i, n := range ns {
+		out[i] = webhooks.EventName(n)
+	}
+	return out
 }

@@ -71,9 +71,6 @@ type Webhook struct {
 	// Object is data.object's type; Updated events carry changed_fields.
 	Object  reflect.Type
 	Updated bool
-	// Envelope is the type of the whole body, whose data.object member is
-	// replaced by Object.
-	Envelope reflect.Type
 }
 
 // Build returns the document.

@@ -31,7 +31,7 @@ func webhook(s *schemas, w Webhook) *openapi3.PathItem {
 	}
 	ok := "Any 2xx acknowledges the delivery; anything else, a time-out or a redirect is retried for about 3 days."
 	return &openapi3.PathItem{Post: &openapi3.Operation{
-		OperationID: "on" + camel(w.Name),
+		OperationID: "on" + camelUpper(w.Name),
 		Summary:     w.Name,
 		Description: w.Summary,
 		Tags:        []string{"events"},
@@ -109,5 +109,3 @@ func camelUpper(s string) string {
 	}
 	return b.String()
 }
-
-func camel(s string) string { return camelUpper(s) }

@@ -34,7 +34,7 @@ func newBenchCompany(b *testing.B, api *testkit.API) benchCompany {
 	tech := co.Member(b, tenant.MemberInput{Name: testkit.Ptr("Tech"), Type: testkit.Ptr(tenant.TypeTechnician)})
 	co.Tx(b, func(ctx context.Context, tx bun.Tx) error {
 		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/oficina",
-			Events: []string{"service_order.*"}}, webhooks.Subscriber{MemberID: co.Owner.ID},
+			Events: []webhooks.EventName{"service_order.*"}}, webhooks.Subscriber{MemberID: co.Owner.ID},
 			func([]string) error { return nil }, anyURL{}, time.Now())
 		return err
 	})

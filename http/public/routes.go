@@ -10,6 +10,8 @@ import (
 	"oficina/http/openapi"
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/events"
+	"oficina/streams/envelope"
 	"oficina/tenant"
 )
 
@@ -111,6 +113,16 @@ func query[T any](name, desc string) openapi.Param {
 func timestampQuery(name, desc string) openapi.Param { return query[apitime.Time](name, desc) }
 func dateQuery(name, desc string) openapi.Param      { return query[apitime.Date](name, desc) }
 
+// webhookSection is one entry per event type of the catalogue, and ping.
+func webhookSection() []openapi.Webhook {
+	var out []openapi.Webhook
+	for _, t := range append(events.Catalogue(), events.Ping) {
+		out = append(out, openapi.Webhook{Name: t.Name, Summary: t.Summary, Object: reflect.TypeOf(t.Object),
+			Updated: envelope.IsUpdate(t.Name)})
+	}
+	return out
+}
+
 // spec is the document's frame: info, servers, tags and the error envelope.
 func spec() openapi.Spec {
 	return openapi.Spec{
@@ -148,6 +160,7 @@ func spec() openapi.Spec {
 			{Name: "webhooks", Description: "Webhook endpoints and their delivery log (part 4.6). Owners and admins only."},
 			{Name: "events", Description: "The events Oficina sends to webhook endpoints (part 6)."},
 		},
+		Webhooks: webhookSection(),
 		Errors: openapi.ErrorCodes{Envelope: reflect.TypeFor[apierr.Body](), Meaning: map[int]string{
 			400: "`invalid_request` (malformed request, broken JSON, invalid query parameter or Idempotency-Key) or `request_failed`.",
 			401: "`api_key_invalid`: any authentication failure, always the same answer.",

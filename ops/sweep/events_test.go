@@ -27,7 +27,7 @@ func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/", Events: []string{"*"}},
+		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/", Events: []webhooks.EventName{"*"}},
 			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, anyURL{}, now)
 		return err
 	})

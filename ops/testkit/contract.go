@@ -190,8 +190,8 @@ var webhookDocument = sync.OnceValues(func() (*contract.Document, error) {
 })
 
 // CheckWebhook validates a webhook body (the event envelope) against the
-// public document's webhooks entry for its type. A mismatch fails t when
-// contract.Enforced, and is logged otherwise.
+// public document's webhooks entry for its type. A mismatch fails
+// the test.
 func CheckWebhook(t testing.TB, body []byte) {
 	t.Helper()
 	doc, err := webhookDocument()

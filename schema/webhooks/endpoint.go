@@ -70,7 +70,7 @@ type WebhookEndpoint struct {
 	ID                      string                         `json:"id"`
 	URL                     string                         `json:"url"`
 	Description             string                         `json:"description"`
-	Events                  []string                       `json:"events"`
+	Events                  []EventName                    `json:"events"`
 	Status                  WebhookEndpointStatus          `json:"status"`
 	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
 	Secret                  string                         `json:"secret,omitempty"`
@@ -89,7 +89,7 @@ func (e *Row) View() WebhookEndpoint {
 		prev = &t
 	}
 	return WebhookEndpoint{
-		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events,
+		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
 		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason), PreviousSecretExpiresAt: prev,
 		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),

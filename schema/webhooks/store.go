@@ -24,17 +24,17 @@ type Access func(events []string) error
 
 // WebhookEndpointCreate is the body of POST /webhook_endpoints.
 type WebhookEndpointCreate struct {
-	URL         string   `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
-	Description *string  `json:"description" doc:"Free text, up to 10,000 characters."`
-	Events      []string `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
+	URL         string      `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
+	Description *string     `json:"description" doc:"Free text, up to 10,000 characters."`
+	Events      []EventName `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
 }
 
 // WebhookEndpointUpdate is the body of PATCH /webhook_endpoints/{id};
 // omitted members stay as they are.
 type WebhookEndpointUpdate struct {
-	URL         field.Opt[string]   `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
-	Description field.Opt[string]   `json:"description" doc:"A new description; \"\" clears it."`
-	Events      field.Opt[[]string] `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+	URL         field.Opt[string]      `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
+	Description field.Opt[string]      `json:"description" doc:"A new description; \"\" clears it."`
+	Events      field.Opt[[]EventName] `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
 }
 
 // WebhookSecretRotation is the optional body of rotate_secret.
@@ -48,7 +48,7 @@ type WebhookSecretRotation struct {
 // The owners and admins are mailed in the same transaction.
 func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpointCreate, sub Subscriber, access Access, guard URLChecker, now time.Time) (*Row, error) {
 	var f apierr.Fields
-	events, err := NormalizeEvents(in.Events)
+	events, err := NormalizeEvents(eventNames(in.Events))
 	addField(&f, err)
 	switch {
 	case in.URL == "":
@@ -129,7 +129,7 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 	if p.Events.Set {
 		if p.Events.Null {
 			f.Add("events", "invalid_type")
-		} else if ev, err := NormalizeEvents(p.Events.Value); err != nil {
+		} else if ev, err := NormalizeEvents(eventNames(p.Events.Value)); err != nil {
 			addField(&f, err)
 		} else {
 			events = ev

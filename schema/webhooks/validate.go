@@ -25,6 +25,35 @@ type URLChecker interface {
 	CheckURL(ctx context.Context, raw string) error
 }
 
+// EventName is an entry of an endpoint's events: "*", a family wildcard
+// ("sale.*") or a catalogued event type.
+type EventName string
+
+// Values are every name a subscription may list.
+func (EventName) Values() []string {
+	out := []string{streams.SubscribeAll}
+	for _, f := range events.Families() {
+		out = append(out, f.Name+".*")
+	}
+	return append(out, events.Names()...)
+}
+
+func eventNames(ns []EventName) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
+}
+
+func asEventNames(ns []string) []EventName {
+	out := make([]EventName, len(ns))
+	for i, n := range ns {
+		out[i] = EventName(n)
+	}
+	return out
+}
+
 // NormalizeEvents validates a subscription list (422 with param events) and
 // returns it without duplicates, in the order given. Accepted: names of
 // the catalogue (oficina/schema/events), family wildcards such as "sale.*", or "*" alone. "ping" is
