@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -327,5 +328,37 @@ func keys(m map[string]any) []string {
 		out = append(out, k)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// Examples validates every request body example of the document against
+// its request schema, so an example an integrator copies is accepted.
+func (d *Document) Examples() []Mismatch {
+	var out []Mismatch
+	paths, _ := d.root["paths"].(map[string]any)
+	for _, p := range keys(paths) {
+		item, itemPtr := d.resolve(paths[p], "/paths/"+escape(p))
+		for _, method := range keys(item) {
+			op, ok := item[method].(map[string]any)
+			if !ok || op["requestBody"] == nil {
+				continue
+			}
+			rb, rbPtr := d.resolve(op["requestBody"], itemPtr+"/"+method+"/requestBody")
+			content, _ := rb["content"].(map[string]any)
+			media, _ := content["application/json"].(map[string]any)
+			examples, _ := media["examples"].(map[string]any)
+			for _, name := range keys(examples) {
+				ex, _ := d.resolve(examples[name], "")
+				body, err := json.Marshal(ex["value"])
+				if err != nil {
+					continue
+				}
+				for _, m := range d.validate(rbPtr+"/content/application~1json/schema", body) {
+					m.Operation = strings.ToUpper(method) + " " + p + " example " + name
+					out = append(out, m)
+				}
+			}
+		}
+	}
 	return out
 }

@@ -206,3 +206,20 @@ func TestTheTallyCountsAndQuotes(t *testing.T) {
 		t.Errorf("Checked() = %d, want 2", tally.Checked())
 	}
 }
+
+// Every request body example of the generated document is accepted by its
+// own schema (an integrator copies them).
+func TestRequestExamplesMatchTheirSchemas(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../docs/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := contract.Load(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range doc.Examples() {
+		t.Error(m.String())
+	}
+}
