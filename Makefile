@@ -78,7 +78,7 @@ hostile: pg ## hostile input against a fresh `oficina dev` on spare ports (datab
 	@set -euo pipefail; dir=$$(mktemp -d); pid=; \
 	trap 'if [ -n "$$pid" ]; then kill $$pid 2>/dev/null || true; wait $$pid 2>/dev/null || true; fi; rm -rf $$dir' EXIT; \
 	$(GO) build -o $$dir/oficina ./cmd/oficina; \
-	export OFICINA_ADMIN_TOKEN=hostile-$$RANDOM$$RANDOM$$RANDOM OFICINA_DATA_DIR=$$dir; \
+	export OFICINA_ADMIN_TOKEN=hostile-$$(od -An -N24 -tx1 /dev/urandom | tr -d " \n") OFICINA_DATA_DIR=$$dir; \
 	DATABASE_URL=$${HOSTILE_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/oficina_hostile?sslmode=disable} \
 	OFICINA_HTTP_ADDR=127.0.0.1:0 OFICINA_ADMIN_ADDR=127.0.0.1:0 OFICINA_NATS_PORT=-1 OFICINA_LOG_LEVEL=warn \
 	OFICINA_ALLOW_PRIVATE_DESTINATIONS=127.0.0.1/32 $$dir/oficina dev >$$dir/out 2>$$dir/log & pid=$$!; \
@@ -87,3 +87,11 @@ hostile: pg ## hostile input against a fresh `oficina dev` on spare ports (datab
 	adm=$$(sed -n 's#^admin API  *\(http://[^/ ]*\)/admin/v1.*#\1#p' $$dir/out); \
 	echo "hostile: oficina dev at $$pub (admin $$adm)"; \
 	$$dir/oficina hostile -url $$pub -admin-url $$adm || { echo "server log (last 40 lines):"; tail -n 40 $$dir/log; exit 1; }
+
+.PHONY: docs-ui
+docs-ui: ## refresh the embedded /docs viewer from the npm registry (pin in http/docsui/docsui.go)
+	@set -euo pipefail; v=$$(sed -n 's/.*PinnedRedoc *= *"\(.*\)"/\1/p' http/docsui/docsui.go); dir=$$(mktemp -d); \
+	trap 'rm -rf $$dir' EXIT; (cd $$dir && npm pack --silent $$v >/dev/null && tar xzf *.tgz); \
+	cp $$dir/package/bundles/redoc.standalone.js $$dir/package/bundles/redoc.standalone.js.LICENSE.txt http/docsui/assets/; \
+	cp $$dir/package/LICENSE http/docsui/assets/REDOC-LICENSE; \
+	echo "$$v: sha256 $$(sha256sum http/docsui/assets/redoc.standalone.js | cut -d' ' -f1) (set PinnedRedocSHA256)"

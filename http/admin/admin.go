@@ -8,7 +8,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"log/slog"
+	"math"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,15 +22,22 @@ import (
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
+	"oficina/tenant/ratelimit"
 )
 
 // Prefix of every admin route.
 const Prefix = "/admin/v1"
 
+// MinTokenLen is the shortest operator token accepted: 32 bytes, so it
+// cannot be guessed in any number of throttled attempts.
+const MinTokenLen = 32
+
 // Deps are what the admin handlers need.
 type Deps struct {
-	DB    *bun.DB
-	Token string // operator token; required
+	DB *bun.DB
+	// Token is the operator token, at least MinTokenLen bytes: with a
+	// shorter one every request is refused.
+	Token string
 	Bus   *tenant.Bus
 	Now   func() time.Time
 	Log   *slog.Logger
@@ -38,12 +48,19 @@ type Deps struct {
 	Publisher interface {
 		AfterCommit(ctx context.Context, events []streams.Recorded)
 	}
+	// AuthFailuresPerMinute is the per-address ceiling of token failures,
+	// as on the public listener: 0 means ratelimit.DefaultAuthFailures.
+	AuthFailuresPerMinute int
+	// TrustedProxies: the client address is read from X-Forwarded-For only
+	// when the peer is one of them (wire.ClientAddr).
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the admin API handler.
 type Server struct {
-	deps Deps
-	mux  *http.ServeMux
+	deps     Deps
+	mux      *http.ServeMux
+	throttle *ratelimit.Throttle
 }
 
 // New builds the admin API.
@@ -54,9 +71,35 @@ func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	s := &Server{deps: d, mux: http.NewServeMux()}
+	if d.AuthFailuresPerMinute <= 0 {
+		d.AuthFailuresPerMinute = ratelimit.DefaultAuthFailures
+	}
+	s := &Server{deps: d, mux: http.NewServeMux(),
+		throttle: ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.Now)}
 	s.routes()
 	return s
+}
+
+// Authorize checks the operator token of r, throttling failures per client
+// address like the public API does (an address that failed too often is
+// refused before its token is looked at). It writes the refusal and
+// reports false. /metrics uses it when it is put behind the token.
+func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) bool {
+	ip := wire.ClientAddr(r, s.deps.TrustedProxies)
+	if wait, ok := s.throttle.Check(ip); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		wire.WriteError(w, r, apierr.New(apierr.RateLimitExceeded))
+		return false
+	}
+	auth := r.Header.Values("Authorization")
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if len(s.deps.Token) < MinTokenLen || len(auth) != 1 ||
+		subtle.ConstantTimeCompare([]byte(tok), []byte(s.deps.Token)) != 1 {
+		s.throttle.Failed(ip)
+		wire.WriteError(w, r, apierr.New(apierr.APIKeyInvalid))
+		return false
+	}
+	return true
 }
 
 // Handle registers an extra admin route (later modules add theirs).
@@ -65,9 +108,7 @@ func (s *Server) Handle(pattern string, h http.HandlerFunc) { s.mux.HandleFunc(p
 // ServeHTTP checks the operator token and dispatches.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = wire.WithLanguage(r)
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if s.deps.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.deps.Token)) != 1 {
-		wire.WriteError(w, r, apierr.New(apierr.APIKeyInvalid))
+	if !s.Authorize(w, r) {
 		return
 	}
 	if wire.Unrouted(w, r, s.mux) {

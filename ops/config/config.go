@@ -15,17 +15,19 @@ import (
 
 // Config is every setting of every subcommand.
 type Config struct {
-	HTTPAddr      string        // public API listener
-	AdminAddr     string        // admin API listener (keep it private)
-	AdminToken    string        // operator token of the admin API
-	DatabaseURL   string        // owner URL: migrations, database creation
-	AppDBPassword string        // password of the oficina_app role, if any
-	DBMaxConns    int           // connection pool size
-	NATSURL       string        // external NATS (2.12+); empty in dev = embedded
-	NATSPort      int           // embedded NATS client port (dev)
-	DataDir       string        // ./var: embedded NATS store, admin token, bench output
-	LogLevel      string        // debug, info, warn, error
-	AuthCacheTTL  time.Duration // upper bound on a cached principal's age
+	HTTPAddr   string // public API listener
+	AdminAddr  string // admin API listener (keep it private)
+	AdminToken string // operator token of the admin API (32 bytes or more)
+	// MetricsRequireToken puts /metrics behind the operator token.
+	MetricsRequireToken bool
+	DatabaseURL         string        // owner URL: migrations, database creation
+	AppDBPassword       string        // password of the oficina_app role, if any
+	DBMaxConns          int           // connection pool size
+	NATSURL             string        // external NATS (2.12+); empty in dev = embedded
+	NATSPort            int           // embedded NATS client port (dev)
+	DataDir             string        // ./var: embedded NATS store, admin token, bench output
+	LogLevel            string        // debug, info, warn, error
+	AuthCacheTTL        time.Duration // upper bound on a cached principal's age
 	// TrustedProxies lists the CIDRs of the proxies in front of the API:
 	// X-Forwarded-For is read only from them (empty: never).
 	TrustedProxies  string
@@ -71,7 +73,8 @@ func (c *Config) settings() []setting {
 	return []setting{
 		{"http-addr", "OFICINA_HTTP_ADDR", "public API listen address", &c.HTTPAddr},
 		{"admin-addr", "OFICINA_ADMIN_ADDR", "admin API listen address", &c.AdminAddr},
-		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
+		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token, at least 32 bytes (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
+		{"metrics-require-token", "OFICINA_METRICS_REQUIRE_TOKEN", "serve /metrics only with the operator token (Authorization: Bearer)", &c.MetricsRequireToken},
 		{"database-url", "DATABASE_URL", "PostgreSQL URL of the database owner", &c.DatabaseURL},
 		{"app-db-password", "OFICINA_APP_DB_PASSWORD", "password of the oficina_app role", &c.AppDBPassword},
 		{"db-max-conns", "OFICINA_DB_MAX_CONNS", "database pool size", &c.DBMaxConns},

@@ -49,7 +49,7 @@ func TestHostileInputLeavesTheDevStackStanding(t *testing.T) {
 	}
 }
 
-const adminToken = "hostile-admin-token"
+const adminToken = "hostile-admin-token-0123456789abcdef"
 
 // startDev runs stack.Run as `oficina dev` does (embedded NATS, the relay
 // and dispatcher in process), confined to the test's companies, and stops

@@ -99,7 +99,7 @@ func startAPI(t *testing.T, o apiOptions) *apiProc {
 	cfg.DatabaseURL = testkit.OwnerURL()
 	cfg.AppDBPassword = os.Getenv("OFICINA_APP_DB_PASSWORD")
 	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.AdminToken = "scaleout-admin-token"
+	cfg.AdminToken = "scaleout-admin-token-0123456789abcdef"
 	cfg.DataDir = t.TempDir()
 	cfg.DBMaxConns = 8
 	cfg.NATSURL = o.natsURL

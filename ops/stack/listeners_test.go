@@ -34,9 +34,9 @@ func TestEveryErrorOnEveryListenerFollowsAcceptLanguage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const token = "listener-test-token"
+	const token = "listener-test-token-0123456789abcdef"
 	pubSrv := httptest.NewServer(s.publicHandler(pub))
-	admSrv := httptest.NewServer(s.adminHandler(admin.New(admin.Deps{DB: d, Token: token, Log: log}), metrics.New()))
+	admSrv := httptest.NewServer(s.adminHandler(admin.New(admin.Deps{DB: d, Token: token, Log: log}), metrics.New(), false))
 	t.Cleanup(pubSrv.Close)
 	t.Cleanup(admSrv.Close)
 

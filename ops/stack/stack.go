@@ -23,6 +23,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/http/admin"
+	"oficina/http/docsui"
 	"oficina/http/public"
 	"oficina/http/wire"
 	"oficina/ops/config"
@@ -181,7 +182,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		return nil, nil, err
 	}
 	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log, Destinations: s.events.destinations(),
-		Publisher: s.events.publisher()})
+		Publisher: s.events.publisher(), TrustedProxies: proxies})
 	if s.opts.Seed {
 		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
 			return nil, nil, err
@@ -192,7 +193,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	// The admin listener gets the public one's limits: without a read
 	// timeout a client sending its body a byte at a time holds a connection
 	// (and a goroutine) for as long as it likes.
-	s.admin = &http.Server{Handler: s.adminHandler(adm, m), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	s.admin = &http.Server{Handler: s.adminHandler(adm, m, cfg.MetricsRequireToken), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
 	pl, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -210,6 +211,9 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 // in <data-dir>/admin-token so `oficina admin` finds it.
 func (s *Stack) adminToken(cfg config.Config) (string, error) {
 	if cfg.AdminToken != "" {
+		if len(cfg.AdminToken) < admin.MinTokenLen {
+			return "", fmt.Errorf("stack: OFICINA_ADMIN_TOKEN must be at least %d bytes (openssl rand -hex 32 makes one)", admin.MinTokenLen)
+		}
 		return cfg.AdminToken, nil
 	}
 	if !s.opts.Embedded {
@@ -241,7 +245,7 @@ func (s *Stack) publicHandler(pub *public.Server) http.Handler {
 		_, _ = w.Write(pub.OpenAPI())
 	})
 	mux.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
-	mux.Handle("GET /docs/", docsUI())
+	mux.Handle("GET /docs/", docsui.Handler())
 	s.health(mux)
 	// Outside /public/v1 an unknown path is 404 route_not_found and a known
 	// one with another method 405, in the envelope without request_id and
@@ -258,10 +262,22 @@ func (s *Stack) publicHandler(pub *public.Server) http.Handler {
 	})
 }
 
-func (s *Stack) adminHandler(adm *admin.Server, m *metrics.Metrics) http.Handler {
+// adminHandler serves the admin API, health and /metrics; with
+// metricsToken, /metrics answers only with the operator token (throttled
+// like the admin API).
+func (s *Stack) adminHandler(adm *admin.Server, m *metrics.Metrics, metricsToken bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(admin.Prefix+"/", adm)
-	mux.Handle("GET /metrics", m.Handler())
+	metricsH := m.Handler()
+	if metricsToken {
+		open := metricsH
+		metricsH = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if adm.Authorize(w, wire.WithLanguage(r)) {
+				open.ServeHTTP(w, r)
+			}
+		})
+	}
+	mux.Handle("GET /metrics", metricsH)
 	s.health(mux)
 	return wire.Envelope(mux)
 }

@@ -59,7 +59,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &API{AdminToken: "test-admin-token", Auth: auth, Bus: bus, Public: pub}
+	a := &API{AdminToken: "test-admin-token-0123456789abcdef0123", Auth: auth, Bus: bus, Public: pub}
 	// Before the servers' cleanups, so that its own runs after they close.
 	a.contract = newContractCheck(t, pub)
 	ps := httptest.NewServer(a.contract.wrap(pub))
