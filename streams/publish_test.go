@@ -91,7 +91,7 @@ func TestRelayRecoversAnEventWhosePublishWasLost(t *testing.T) {
 	js := startJS(t)
 	ep := endpoint(t, co, true, "client.*")
 	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_7"}})
-	relay := &streams.Relay{DB: co.DB, JS: js, Only: []string{co.Company.ID}}
+	relay := &streams.Relay{DB: testkit.WorkerDB(t), JS: js, Only: []string{co.Company.ID}}
 	// Young rows are left to the API's own publish.
 	if _, err := relay.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -231,8 +231,8 @@ func TestWorkersFindCompaniesWithWork(t *testing.T) {
 	const all = 1 << 30
 	soon, past := time.Now().Add(time.Minute), time.Now().Add(-time.Minute)
 	for name, find := range map[string]func(time.Time) ([]string, error){
-		"unpublished": func(b time.Time) ([]string, error) { return streams.UnpublishedCompanies(ctx, co.DB, b, all) },
-		"expired":     func(b time.Time) ([]string, error) { return streams.ExpiredCompanies(ctx, co.DB, b, all) },
+		"unpublished": func(b time.Time) ([]string, error) { return streams.UnpublishedCompanies(ctx, testkit.WorkerDB(t), b, all) },
+		"expired":     func(b time.Time) ([]string, error) { return streams.ExpiredCompanies(ctx, testkit.WorkerDB(t), b, all) },
 	} {
 		later, err := find(soon)
 		if err != nil {

@@ -35,6 +35,9 @@ const MinTokenLen = 32
 // Deps are what the admin handlers need.
 type Deps struct {
 	DB *bun.DB
+	// Workers runs the cross-company routines an operator may start
+	// (the worker role's pool); nil: DB.
+	Workers *bun.DB
 	// Token is the operator token, at least MinTokenLen bytes: with a
 	// shorter one every request is refused.
 	Token string
@@ -70,6 +73,9 @@ func New(d Deps) *Server {
 	}
 	if d.Log == nil {
 		d.Log = slog.Default()
+	}
+	if d.Workers == nil {
+		d.Workers = d.DB
 	}
 	if d.AuthFailuresPerMinute <= 0 {
 		d.AuthFailuresPerMinute = ratelimit.DefaultAuthFailures

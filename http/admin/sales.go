@@ -284,7 +284,7 @@ func (s *Server) markOverdue(w http.ResponseWriter, r *http.Request) {
 			return err
 		})
 	} else {
-		res, err = sales.MarkOverdueAll(r.Context(), s.deps.DB, now)
+		res, err = sales.MarkOverdueAll(r.Context(), s.deps.Workers, now)
 	}
 	if err != nil {
 		wire.WriteError(w, r, err)

@@ -22,6 +22,7 @@ type Config struct {
 	MetricsRequireToken bool
 	DatabaseURL         string        // owner URL: migrations, database creation
 	AppDBPassword       string        // password of the oficina_app role, if any
+	WorkerDBPassword    string        // password of the oficina_worker role (relay, dispatch, sweepers), if any
 	DBMaxConns          int           // connection pool size
 	NATSURL             string        // external NATS (2.12+); empty in dev = embedded
 	NATSPort            int           // embedded NATS client port (dev)
@@ -76,7 +77,8 @@ func (c *Config) settings() []setting {
 		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token, at least 32 bytes (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
 		{"metrics-require-token", "OFICINA_METRICS_REQUIRE_TOKEN", "serve /metrics only with the operator token (Authorization: Bearer)", &c.MetricsRequireToken},
 		{"database-url", "DATABASE_URL", "PostgreSQL URL of the database owner", &c.DatabaseURL},
-		{"app-db-password", "OFICINA_APP_DB_PASSWORD", "password of the oficina_app role", &c.AppDBPassword},
+		{"app-db-password", "OFICINA_APP_DB_PASSWORD", "password of the oficina_app role (requests)", &c.AppDBPassword},
+		{"worker-db-password", "OFICINA_WORKER_DB_PASSWORD", "password of the oficina_worker role (relay, dispatch, sweepers)", &c.WorkerDBPassword},
 		{"db-max-conns", "OFICINA_DB_MAX_CONNS", "database pool size", &c.DBMaxConns},
 		{"nats-url", "NATS_URL", "NATS server URL (2.12+); empty in dev starts an embedded one", &c.NATSURL},
 		{"nats-port", "OFICINA_NATS_PORT", "embedded NATS client port (dev)", &c.NATSPort},

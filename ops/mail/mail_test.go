@@ -63,7 +63,7 @@ func TestMailToManagersIsSentOnce(t *testing.T) {
 		return err
 	})
 	tr := &capture{}
-	s := &mail.Sender{DB: co.DB, Transport: tr, Only: []string{co.Company.ID}}
+	s := &mail.Sender{DB: testkit.WorkerDB(t), Transport: tr, Only: []string{co.Company.ID}}
 	for range 2 {
 		if _, err := s.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
@@ -88,7 +88,7 @@ func TestFailedMailIsRetriedThenGivenUp(t *testing.T) {
 	})
 	now := time.Now()
 	tr := &capture{fail: true}
-	s := &mail.Sender{DB: co.DB, Transport: tr, MaxAttempts: 2, Now: func() time.Time { return now }, Only: []string{co.Company.ID}}
+	s := &mail.Sender{DB: testkit.WorkerDB(t), Transport: tr, MaxAttempts: 2, Now: func() time.Time { return now }, Only: []string{co.Company.ID}}
 	if _, err := s.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

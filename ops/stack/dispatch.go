@@ -12,7 +12,6 @@ import (
 
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
-	"oficina/schema/db"
 	"oficina/streams/jsconfig"
 )
 
@@ -23,7 +22,7 @@ func (s *Stack) startDispatch(ctx context.Context) {
 	if !s.opts.Embedded || s.nc == nil || s.events == nil {
 		return // serve: dispatchers run as `oficina dispatch`
 	}
-	d, err := newDispatcher(s.nc, s.db, s.events.guard, s.opts.Config.StreamReplicas, s.log)
+	d, err := newDispatcher(s.nc, s.workers, s.events.guard, s.opts.Config.StreamReplicas, s.log)
 	if err != nil {
 		s.log.Error("dispatcher not started", "err", err)
 		return
@@ -55,11 +54,7 @@ func RunDispatch(ctx context.Context, o Options) error {
 		o.Logger = slog.Default()
 	}
 	cfg := o.Config
-	appURL, err := db.AppURL(cfg.DatabaseURL, cfg.AppDBPassword)
-	if err != nil {
-		return err
-	}
-	bdb, err := db.Open(ctx, appURL, db.Options{MaxOpenConns: max(cfg.DBMaxConns, 8)})
+	bdb, err := openWorkers(ctx, cfg, max(cfg.DBMaxConns, 8))
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"oficina/ops/config"
 	"oficina/ops/mail"
 	"oficina/ops/sweep"
-	"oficina/schema/db"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 )
@@ -62,12 +61,12 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config) (*eventParts
 		transport = mail.SMTP{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, From: cfg.MailFrom}
 	}
 	only := s.opts.Only
-	workers := []func(context.Context) error{(&mail.Sender{DB: s.db, Transport: transport, Log: s.log, Only: only}).Run}
+	workers := []func(context.Context) error{(&mail.Sender{DB: s.workers, Transport: transport, Log: s.log, Only: only}).Run}
 	if len(only) == 0 {
-		workers = append(workers, (&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.db, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run)
+		workers = append(workers, (&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.workers, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run)
 	}
 	if js != nil {
-		workers = append(workers, (&streams.Relay{DB: s.db, JS: js, Log: s.log, Only: only}).Run)
+		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only}).Run)
 	}
 	for _, run := range workers {
 		e.wg.Go(func() { _ = run(wctx) })
@@ -134,13 +133,12 @@ func RunRelay(ctx context.Context, o Options) error {
 	}
 	s := &Stack{opts: o, log: o.Logger}
 	defer s.close()
-	appURL, err := db.AppURL(o.Config.DatabaseURL, o.Config.AppDBPassword)
-	if err != nil {
+	// A relay process has no requests: everything it does is a worker's.
+	var err error
+	if s.workers, err = openWorkers(ctx, o.Config, 8); err != nil {
 		return err
 	}
-	if s.db, err = db.Open(ctx, appURL, db.Options{MaxOpenConns: 8}); err != nil {
-		return err
-	}
+	s.db = s.workers
 	if s.nc, err = nats.Connect(o.Config.NATSURL, nats.Name("oficina-relay"), nats.MaxReconnects(-1)); err != nil {
 		return fmt.Errorf("stack: connect nats %s: %w", o.Config.NATSURL, err)
 	}

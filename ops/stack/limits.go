@@ -45,7 +45,7 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Idempotency(s.db)}, Log: s.log}
+	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Idempotency(s.workers)}, Log: s.log}
 	wg.Go(func() { _ = r.Run(ctx) })
 	// The automatic routines of the sales module: marking installments and
 	// sales overdue once a company's day has turned (idempotent, so running
@@ -55,7 +55,7 @@ func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	routines := &sweep.Runner{Every: 15 * time.Minute, Log: s.log, Tasks: []sweep.Task{{
 		Name: "sales overdue",
 		Sweep: func(ctx context.Context, now time.Time) (int, error) {
-			res, err := sales.MarkOverdueAll(ctx, s.db, now)
+			res, err := sales.MarkOverdueAll(ctx, s.workers, now)
 			return res.Sales + res.Installments, err
 		},
 	}}}

@@ -65,7 +65,8 @@ type Stack struct {
 	ready   atomic.Bool
 	nats    *natsembed.Server
 	nc      *nats.Conn
-	db      *bun.DB
+	db      *bun.DB // requests, as oficina_app
+	workers *bun.DB // relay, dispatch, sweepers, as oficina_worker
 	bus     *tenant.Bus
 	public  *http.Server
 	admin   *http.Server
@@ -143,6 +144,9 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.workers, err = openWorkers(ctx, cfg, 8); err != nil {
+		return nil, nil, err
+	}
 	s.natsURL = cfg.NATSURL
 	if cfg.NATSURL != "" {
 		s.nc, err = nats.Connect(cfg.NATSURL, nats.Name("oficina"), nats.MaxReconnects(-1))
@@ -182,7 +186,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		return nil, nil, err
 	}
 	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log, Destinations: s.events.destinations(),
-		Publisher: s.events.publisher(), TrustedProxies: proxies})
+		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers})
 	if s.opts.Seed {
 		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
 			return nil, nil, err
@@ -317,6 +321,15 @@ func (s *Stack) unready(ctx context.Context) error {
 	return nil
 }
 
+// openWorkers opens the worker role's pool (relay, dispatch, sweepers).
+func openWorkers(ctx context.Context, cfg config.Config, conns int) (*bun.DB, error) {
+	u, err := db.WorkerURL(cfg.DatabaseURL, cfg.WorkerDBPassword)
+	if err != nil {
+		return nil, err
+	}
+	return db.Open(ctx, u, db.Options{MaxOpenConns: conns})
+}
+
 func (s *Stack) close() {
 	if s.sweeper != nil {
 		s.sweeper()
@@ -330,6 +343,9 @@ func (s *Stack) close() {
 	}
 	if s.db != nil {
 		_ = s.db.Close()
+	}
+	if s.workers != nil && s.workers != s.db {
+		_ = s.workers.Close()
 	}
 	if s.nats != nil {
 		s.nats.Shutdown()

@@ -23,7 +23,7 @@ func (anyURL) CheckURL(context.Context, string) error { return nil }
 // days, then deleted. The clock is injected; rows are dated relative to it.
 func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 	t.Parallel()
-	db := testkit.DB(t)
+	db := testkit.WorkerDB(t) // the sweeper is a worker
 	now := time.Now().UTC().Truncate(time.Second)
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {

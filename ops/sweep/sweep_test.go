@@ -34,7 +34,7 @@ func keys(t *testing.T, co *testkit.Company) []string {
 // are over, in every company, and keeps the live ones.
 func TestSweeperDeletesExpiredIdempotencyRecords(t *testing.T) {
 	t.Parallel()
-	db := testkit.DB(t)
+	db := testkit.WorkerDB(t) // the sweeper is a worker
 	// The real time: other tests' records (live by it) are left alone.
 	now := time.Now().UTC().Truncate(time.Second)
 	a := testkit.NewCompany(t, tenant.CompanyInput{})

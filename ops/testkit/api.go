@@ -63,7 +63,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	// Before the servers' cleanups, so that its own runs after they close.
 	a.contract = newContractCheck(t, pub)
 	ps := httptest.NewServer(a.contract.wrap(pub))
-	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
+	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Workers: WorkerDB(t), Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
 		Publisher: o.Publisher}))
 	t.Cleanup(ps.Close)
 	t.Cleanup(as.Close)

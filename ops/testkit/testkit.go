@@ -29,10 +29,11 @@ func OwnerURL() string {
 }
 
 var shared struct {
-	once  sync.Once
-	app   *bun.DB
-	owner *bun.DB
-	err   error
+	once   sync.Once
+	app    *bun.DB
+	worker *bun.DB
+	owner  *bun.DB
+	err    error
 }
 
 func setup() {
@@ -51,6 +52,15 @@ func setup() {
 		shared.err = err
 		return
 	}
+	workerURL, err := db.WorkerURL(OwnerURL(), os.Getenv("OFICINA_WORKER_DB_PASSWORD"))
+	if err != nil {
+		shared.err = err
+		return
+	}
+	if shared.worker, err = db.Open(ctx, workerURL, db.Options{MaxOpenConns: 8}); err != nil {
+		shared.err = err
+		return
+	}
 	shared.owner, shared.err = db.Open(ctx, OwnerURL(), db.Options{MaxOpenConns: 4})
 }
 
@@ -62,6 +72,14 @@ func DB(t testing.TB) *bun.DB {
 		t.Fatalf("testkit: database: %v", shared.err)
 	}
 	return shared.app
+}
+
+// WorkerDB returns the worker-role pool (relay, dispatch, sweepers): the
+// app role's rights plus the cross-company functions.
+func WorkerDB(t testing.TB) *bun.DB {
+	t.Helper()
+	DB(t)
+	return shared.worker
 }
 
 // OwnerDB returns a pool as the database owner (bypasses nothing: the

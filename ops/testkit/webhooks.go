@@ -78,7 +78,7 @@ func GuardClient(t testing.TB, srv *httptest.Server, trust bool) *http.Client {
 func Dispatcher(t testing.TB, cfg dispatch.Config) (*dispatch.Dispatcher, context.CancelFunc) {
 	t.Helper()
 	if cfg.DB == nil {
-		cfg.DB = DB(t)
+		cfg.DB = WorkerDB(t) // the dispatcher is a worker
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = []time.Duration{time.Second, time.Second}

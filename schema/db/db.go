@@ -26,8 +26,14 @@ import (
 // DefaultURL is the local cluster of a development machine.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/oficina?sslmode=disable"
 
-// AppRole is the role the service runs as.
-const AppRole = "oficina_app"
+// The roles the service connects as (migrations create them): requests run
+// as AppRole; the relay, the dispatchers and the sweepers as WorkerRole,
+// the only role that may call the cross-company functions
+// (docs/security.md).
+const (
+	AppRole    = "oficina_app"
+	WorkerRole = "oficina_worker"
+)
 
 // Options tune the pool.
 type Options struct {
@@ -68,17 +74,24 @@ func Open(ctx context.Context, rawURL string, o Options) (*bun.DB, error) {
 	return bdb, nil
 }
 
-// AppURL derives the app role's URL from the owner's: same server and
+// AppURL derives the request role's URL from the owner's: same server and
 // database, user oficina_app, password when given.
-func AppURL(ownerURL, password string) (string, error) {
+func AppURL(ownerURL, password string) (string, error) { return roleURL(ownerURL, AppRole, password) }
+
+// WorkerURL derives the worker role's URL from the owner's.
+func WorkerURL(ownerURL, password string) (string, error) {
+	return roleURL(ownerURL, WorkerRole, password)
+}
+
+func roleURL(ownerURL, role, password string) (string, error) {
 	u, err := url.Parse(ownerURL)
 	if err != nil {
 		return "", fmt.Errorf("db: parse url: %w", err)
 	}
 	if password != "" {
-		u.User = url.UserPassword(AppRole, password)
+		u.User = url.UserPassword(role, password)
 	} else {
-		u.User = url.User(AppRole)
+		u.User = url.User(role)
 	}
 	return u.String(), nil
 }

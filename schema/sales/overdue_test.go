@@ -38,7 +38,7 @@ func TestOverdueRoutineFollowsTheCompanyTimeZone(t *testing.T) {
 	after := time.Date(2030, 1, 11, 3, 30, 0, 0, time.UTC)
 	due := func(now time.Time) bool {
 		var companies []string
-		if err := co.DB.NewRaw("SELECT oficina_sales_overdue_companies(?)", now).Scan(context.Background(), &companies); err != nil {
+		if err := testkit.WorkerDB(t).NewRaw("SELECT oficina_sales_overdue_companies(?)", now).Scan(context.Background(), &companies); err != nil {
 			t.Fatal(err)
 		}
 		return slices.Contains(companies, co.Company.ID)
