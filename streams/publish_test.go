@@ -231,8 +231,10 @@ func TestWorkersFindCompaniesWithWork(t *testing.T) {
 	const all = 1 << 30
 	soon, past := time.Now().Add(time.Minute), time.Now().Add(-time.Minute)
 	for name, find := range map[string]func(time.Time) ([]string, error){
-		"unpublished": func(b time.Time) ([]string, error) { return streams.UnpublishedCompanies(ctx, testkit.WorkerDB(t), b, all) },
-		"expired":     func(b time.Time) ([]string, error) { return streams.ExpiredCompanies(ctx, testkit.WorkerDB(t), b, all) },
+		"unpublished": func(b time.Time) ([]string, error) {
+			return streams.UnpublishedCompanies(ctx, testkit.WorkerDB(t), b, all)
+		},
+		"expired": func(b time.Time) ([]string, error) { return streams.ExpiredCompanies(ctx, testkit.WorkerDB(t), b, all) },
 	} {
 		later, err := find(soon)
 		if err != nil {
