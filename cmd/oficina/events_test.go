@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"oficina/ops/config"
 	"oficina/ops/testkit"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
@@ -58,7 +59,7 @@ func TestEventsTailPrintsEnvelopes(t *testing.T) {
 		}
 	}
 	out := &lineWriter{cancel: cancel}
-	err = tail(ctx, ns.ClientURL(), streams.TailOptions{CompanyID: "co_1", Type: "sale.*", Since: time.Hour}, out)
+	err = tail(ctx, ns.ClientURL(), config.NATS{}, streams.TailOptions{CompanyID: "co_1", Type: "sale.*", Since: time.Hour}, out)
 	if err != nil {
 		t.Fatal(err)
 	}

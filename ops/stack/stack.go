@@ -28,6 +28,7 @@ import (
 	"oficina/http/wire"
 	"oficina/ops/config"
 	"oficina/ops/metrics"
+	"oficina/ops/natsauth"
 	"oficina/ops/natsembed"
 	"oficina/schema/apierr"
 	"oficina/schema/db"
@@ -65,6 +66,10 @@ type Stack struct {
 	ready   atomic.Bool
 	nats    *natsembed.Server
 	nc      *nats.Conn
+	// dispatchNATS is the identity of dev's in-process dispatcher (its
+	// own user, as `oficina dispatch` has); nil: it shares nc.
+	dispatchNATS *config.NATS
+	dispatchNC   *nats.Conn
 	db      *bun.DB
 	bus     *tenant.Bus
 	public  *http.Server
@@ -118,13 +123,9 @@ func serve(srv *http.Server, l net.Listener) error {
 func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	cfg := s.opts.Config
 	if s.opts.Embedded && cfg.NATSURL == "" {
-		ns, err := natsembed.Start(ctx, natsembed.Config{Port: cfg.NATSPort, StoreDir: filepath.Join(cfg.DataDir, "nats")})
-		if err != nil {
-			return nil, nil, fmt.Errorf("stack: embedded nats: %w", err)
+		if err := s.startEmbeddedNATS(ctx, &cfg); err != nil {
+			return nil, nil, err
 		}
-		s.nats = ns
-		cfg.NATSURL = ns.ClientURL()
-		fmt.Fprintf(s.opts.Out, "embedded NATS %s (JetStream store %s)\n", cfg.NATSURL, filepath.Join(cfg.DataDir, "nats"))
 	}
 	if s.opts.Migrate {
 		applied, err := db.Migrate(ctx, cfg.DatabaseURL)
@@ -145,9 +146,8 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	}
 	s.natsURL = cfg.NATSURL
 	if cfg.NATSURL != "" {
-		s.nc, err = nats.Connect(cfg.NATSURL, nats.Name("oficina"), nats.MaxReconnects(-1))
-		if err != nil {
-			return nil, nil, fmt.Errorf("stack: connect nats %s: %w", cfg.NATSURL, err)
+		if s.nc, err = s.connectNATS(cfg.NATSURL, cfg.NATS, natsauth.API); err != nil {
+			return nil, nil, fmt.Errorf("stack: %w", err)
 		}
 	} else {
 		s.log.Warn("no NATS_URL: cache invalidations stay in this process")
@@ -156,7 +156,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if s.bus, err = tenant.NewBus(auth, s.nc); err != nil {
 		return nil, nil, err
 	}
-	if s.events, err = s.startEvents(ctx, cfg); err != nil {
+	if s.events, err = s.startEvents(ctx, cfg, true); err != nil {
 		return nil, nil, err
 	}
 	s.startDispatch(ctx)
@@ -327,6 +327,9 @@ func (s *Stack) close() {
 	}
 	if s.nc != nil {
 		s.nc.Close()
+	}
+	if s.dispatchNC != nil {
+		s.dispatchNC.Close()
 	}
 	if s.db != nil {
 		_ = s.db.Close()
