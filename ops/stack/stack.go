@@ -70,12 +70,12 @@ type Stack struct {
 	// own user, as `oficina dispatch` has); nil: it shares nc.
 	dispatchNATS *config.NATS
 	dispatchNC   *nats.Conn
-	db      *bun.DB
-	bus     *tenant.Bus
-	public  *http.Server
-	admin   *http.Server
-	events  *eventParts
-	sweeper func() // stops the idempotency sweeper
+	db           *bun.DB
+	bus          *tenant.Bus
+	public       *http.Server
+	admin        *http.Server
+	events       *eventParts
+	sweeper      func() // stops the idempotency sweeper
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.

@@ -113,9 +113,9 @@ func deliveriesStream(cfg Config) jetstream.StreamConfig {
 		// DenyPurge with roll-ups, which schedules need; no NATS user but
 		// the operator's may call the purge API (ops/natsauth).
 		DenyDelete: true,
-		MaxAge:            cfg.DeliveriesMaxAge,
-		Duplicates:        cfg.DuplicateWindow,
-		Replicas:          cfg.Replicas,
-		Storage:           jetstream.FileStorage,
+		MaxAge:     cfg.DeliveriesMaxAge,
+		Duplicates: cfg.DuplicateWindow,
+		Replicas:   cfg.Replicas,
+		Storage:    jetstream.FileStorage,
 	}
 }
