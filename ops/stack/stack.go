@@ -66,16 +66,17 @@ type Stack struct {
 	ready   atomic.Bool
 	nats    *natsembed.Server
 	nc      *nats.Conn
+	db      *bun.DB
+	bus     *tenant.Bus
+	public  *http.Server
+	admin   *http.Server
+	events  *eventParts
+	sweeper func() // stops the idempotency sweeper
+
 	// dispatchNATS is the identity of dev's in-process dispatcher (its
 	// own user, as `oficina dispatch` has); nil: it shares nc.
 	dispatchNATS *config.NATS
 	dispatchNC   *nats.Conn
-	db           *bun.DB
-	bus          *tenant.Bus
-	public       *http.Server
-	admin        *http.Server
-	events       *eventParts
-	sweeper      func() // stops the idempotency sweeper
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
