@@ -24,10 +24,21 @@ type Rule struct {
 // Role is one NATS user: the process (or kind of client) it is for and the
 // subjects it may publish and subscribe to; everything else is denied.
 type Role struct {
-	Name  string // also the NKey variable suffix and the inbox prefix
+	Name  string // also the NKey variable suffix
 	About string
+	Inbox string // the reply prefix it may read (natsconn.InboxPrefix)
 	Pub   []Rule
 	Sub   []Rule
+}
+
+// Find returns the role named name.
+func Find(name string) (Role, bool) {
+	for _, r := range Roles() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Role{}, false
 }
 
 // Role names.
@@ -74,12 +85,13 @@ func apiRole() Role {
 	}
 	pub = append(pub, streamOwner(events, "serve owns the streams")...)
 	pub = append(pub, streamOwner(delivered, "serve owns the streams")...)
+	pub = append(pub, Rule{jsAPI + "INFO", "account info: nats.go reads the server's API level before creating a bucket"})
 	pub = append(pub, streamOwner(kvRate, "the rate-limit bucket; recreated after a NATS restart")...)
 	pub = append(pub,
 		Rule{jsAPI + "DIRECT.GET." + kvRate + ".>", "read a company's rate-limit window"},
 		Rule{"$KV." + jsconfig.RateLimitBucket + ".>", "write it (compare-and-swap create/update)"},
 	)
-	return Role{Name: API, About: "oficina serve (and dev): the public and admin API, its relay and sweepers", Pub: pub, Sub: []Rule{
+	return Role{Name: API, About: "oficina serve (and dev): the public and admin API, its relay and sweepers", Inbox: Inbox(API), Pub: pub, Sub: []Rule{
 		{tenant.ChangedSubject, "drop cached keys when another process says so"},
 		{Inbox(API) + ".>", "its own replies: JetStream API answers and publish acks"},
 	}}
@@ -93,6 +105,7 @@ func dispatchRole() Role {
 		{"$JS.ACK." + delivered + ".>", "ack, nak, term and keep alive (in progress) what it fetched"},
 		{jsconfig.AllSchedules, "schedule retries and park backlog (message schedules on DELIVERIES)"},
 	}
+	pub = append(pub, Rule{jsAPI + "INFO", "account info: nats.go reads the server's API level before creating a bucket"})
 	pub = append(pub, streamOwner(kvLease, "the dispatcher leases")...)
 	pub = append(pub,
 		Rule{"$KV." + lease.Bucket + ".>", "heartbeat its member key, take, renew and hand back partition leases"},
@@ -100,13 +113,13 @@ func dispatchRole() Role {
 		Rule{jsAPI + "CONSUMER.DELETE." + kvLease + ".*", "remove that watch when the list is read"},
 		Rule{"$JS.FC." + kvLease + ".>", "answer the watch's flow control"},
 	)
-	return Role{Name: Dispatch, About: "oficina dispatch: consumes DELIVERIES partitions, sends webhooks, schedules retries", Pub: pub, Sub: []Rule{
+	return Role{Name: Dispatch, About: "oficina dispatch: consumes DELIVERIES partitions, sends webhooks, schedules retries", Inbox: Inbox(Dispatch), Pub: pub, Sub: []Rule{
 		{Inbox(Dispatch) + ".>", "its own replies: fetched deliveries, API answers, acks, the lease watch"},
 	}}
 }
 
 func relayRole() Role {
-	return Role{Name: Relay, About: "oficina relay: republishes events and deliveries a crash or an outage left unpublished", Pub: []Rule{
+	return Role{Name: Relay, About: "oficina relay: republishes events and deliveries a crash or an outage left unpublished", Inbox: Inbox(Relay), Pub: []Rule{
 		{jsconfig.AllEvents, "republish events"},
 		{jsconfig.AllDeliveries, "republish deliveries"},
 		{jsAPI + "STREAM.INFO." + events, "wait for EVENTS (serve creates it)"},
@@ -120,15 +133,15 @@ func relayRole() Role {
 // one when company is set. It may create and read its own consumers on
 // EVENTS, never publish into it, delete or purge.
 func consumerRole(company string) Role {
-	name, about, scope, inbox := Consumer, "internal consumers of every company's events, read-only (oficina events tail)", ">", Inbox(Consumer)+".>"
+	name, about, scope, inbox := Consumer, "internal consumers of every company's events, read-only (oficina events tail)", ">", Inbox(Consumer)
 	if company != "" {
 		name = Consumer + "_" + company
 		about = "an internal consumer of company " + company + " only, read-only (copy it per company)"
 		scope = company + ".>"
-		inbox = Inbox(Consumer) + "." + company + ".>"
+		inbox = Inbox(Consumer) + "." + company
 	}
 	filter := "oficina.events." + scope
-	return Role{Name: name, About: about, Pub: []Rule{
+	return Role{Name: name, About: about, Inbox: inbox, Pub: []Rule{
 		{jsAPI + "CONSUMER.CREATE." + events + ".*." + filter, "create a consumer whose filter is within " + filter + " (the server refuses a body that differs from the subject)"},
 		{jsAPI + "CONSUMER.MSG.NEXT." + events + ".*", "fetch from its consumers"},
 		{jsAPI + "CONSUMER.INFO." + events + ".*", "read its consumers' state"},
@@ -136,12 +149,12 @@ func consumerRole(company string) Role {
 		{"$JS.FC." + events + ".>", "answer flow control of a push consumer"},
 	}, Sub: []Rule{
 		{filter, "follow live events with a plain subscription"},
-		{inbox, "its own replies: fetched events, API answers (events tail uses " + Inbox(Consumer) + ".<company>)"},
+		{inbox + ".>", "its own replies: fetched events, API answers (events tail uses " + Inbox(Consumer) + ".<company>)"},
 	}}
 }
 
 func adminRole() Role {
-	return Role{Name: Admin, About: "operators with the nats CLI (stream and consumer management); keep its seed offline", Pub: []Rule{
+	return Role{Name: Admin, About: "operators with the nats CLI (stream and consumer management); keep its seed offline", Inbox: "_INBOX", Pub: []Rule{
 		{">", "everything; still no delete or purge on EVENTS (the stream denies them)"},
 	}, Sub: []Rule{
 		{">", "everything"},
