@@ -72,6 +72,17 @@ func streamOwner(stream, why string) []Rule {
 	}
 }
 
+// replyTo is what a consumer's client publishes to for stream's messages:
+// acks ($JS.ACK) or flow-control answers ($JS.FC), in the v1 subject the
+// server uses by default and in the v2 one (domain and account hash
+// first) of its js_ack_fmt_v2 feature flag.
+func replyTo(kind, stream, why string) []Rule {
+	return []Rule{
+		{"$JS." + kind + "." + stream + ".>", why},
+		{"$JS." + kind + ".*.*." + stream + ".>", "the same in the v2 format"},
+	}
+}
+
 // Roles are the users of docs/nats/oficina.conf, in order.
 func Roles() []Role {
 	return []Role{apiRole(), dispatchRole(), relayRole(), consumerRole(""), consumerRole("co_EXAMPLE"), adminRole()}
@@ -102,17 +113,17 @@ func dispatchRole() Role {
 		{jsAPI + "STREAM.INFO." + delivered, "wait for DELIVERIES (serve creates it)"},
 		{jsAPI + "CONSUMER.CREATE." + delivered + ".*." + jsconfig.AllPartitions, "create or update a partition's durable consumer, filtered on its partition only"},
 		{jsAPI + "CONSUMER.MSG.NEXT." + delivered + ".*", "fetch from the partitions it owns"},
-		{"$JS.ACK." + delivered + ".>", "ack, nak, term and keep alive (in progress) what it fetched"},
 		{jsconfig.AllSchedules, "schedule retries and park backlog (message schedules on DELIVERIES)"},
 	}
+	pub = append(pub, replyTo("ACK", delivered, "ack, nak, term and keep alive (in progress) what it fetched")...)
 	pub = append(pub, Rule{jsAPI + "INFO", "account info: nats.go reads the server's API level before creating a bucket"})
 	pub = append(pub, streamOwner(kvLease, "the dispatcher leases")...)
 	pub = append(pub,
 		Rule{"$KV." + lease.Bucket + ".>", "heartbeat its member key, take, renew and hand back partition leases"},
 		Rule{jsAPI + "CONSUMER.CREATE." + kvLease + ".>", "list the members (a key watch is an ordered consumer on the bucket)"},
 		Rule{jsAPI + "CONSUMER.DELETE." + kvLease + ".*", "remove that watch when the list is read"},
-		Rule{"$JS.FC." + kvLease + ".>", "answer the watch's flow control"},
 	)
+	pub = append(pub, replyTo("FC", kvLease, "answer the watch's flow control")...)
 	return Role{Name: Dispatch, About: "oficina dispatch: consumes DELIVERIES partitions, sends webhooks, schedules retries", Inbox: Inbox(Dispatch), Pub: pub, Sub: []Rule{
 		{Inbox(Dispatch) + ".>", "its own replies: fetched deliveries, API answers, acks, the lease watch"},
 	}}
@@ -141,13 +152,14 @@ func consumerRole(company string) Role {
 		inbox = Inbox(Consumer) + "." + company
 	}
 	filter := "oficina.events." + scope
-	return Role{Name: name, About: about, Inbox: inbox, Pub: []Rule{
+	pub := []Rule{
 		{jsAPI + "CONSUMER.CREATE." + events + ".*." + filter, "create a consumer whose filter is within " + filter + " (the server refuses a body that differs from the subject)"},
 		{jsAPI + "CONSUMER.MSG.NEXT." + events + ".*", "fetch from its consumers"},
 		{jsAPI + "CONSUMER.INFO." + events + ".*", "read its consumers' state"},
-		{"$JS.ACK." + events + ".>", "ack what a durable consumer read"},
-		{"$JS.FC." + events + ".>", "answer flow control of a push consumer"},
-	}, Sub: []Rule{
+	}
+	pub = append(pub, replyTo("ACK", events, "ack what a durable consumer read")...)
+	pub = append(pub, replyTo("FC", events, "answer flow control of a push consumer")...)
+	return Role{Name: name, About: about, Inbox: inbox, Pub: pub, Sub: []Rule{
 		{filter, "follow live events with a plain subscription"},
 		{inbox + ".>", "its own replies: fetched events, API answers (events tail uses " + Inbox(Consumer) + ".<company>)"},
 	}}
