@@ -121,4 +121,3 @@ func runProcess(t *testing.T, name string, run func(context.Context) error) {
 		}
 	})
 }
-
