@@ -15,11 +15,11 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/bench"
 	"oficina/ops/config"
+	"oficina/ops/natsconn"
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
 )
@@ -93,7 +93,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		report(bench.Figure{Name: p.Name + "_rss_mb", Value: mb, Unit: "MiB"})
 	}
 	if sel.MatchString("ceiling") {
-		ceil, err := ceilings(ctx, cfg.DatabaseURL, r.natsURL, duration)
+		ceil, err := ceilings(ctx, cfg.DatabaseURL, r.natsURL, r.identity, duration)
 		if err != nil {
 			return err
 		}
@@ -117,6 +117,7 @@ type benchRig struct {
 	api      *bench.Proc
 	dispatch *bench.Proc
 	natsURL  string
+	identity config.NATS // of an external NATS; the embedded one has no users
 	closers  []func()
 }
 
@@ -145,7 +146,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 	if _, err := db.Migrate(ctx, dbURL); err != nil {
 		return nil, err
 	}
-	r.natsURL = cfg.NATSURL
+	r.natsURL, r.identity = cfg.NATSURL, cfg.NATS // an external NATS: a user with admin's rights (scratch streams)
 	if r.natsURL == "" {
 		ns, err := natsembed.Start(ctx, natsembed.Config{Port: -1, StoreDir: filepath.Join(dataDir, "nats")})
 		if err != nil {
@@ -199,7 +200,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 		return nil, err
 	}
 	r.closers = append(r.closers, func() { owner.Close() })
-	nc, err := nats.Connect(r.natsURL)
+	nc, err := natsconn.Connect(r.natsURL, r.identity, "bench", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +218,17 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 
 // ceilings measures pgbench -N/-S at 32 clients and a bare JetStream
 // publish rate on the same machine, in the same run.
-func ceilings(ctx context.Context, dbURL, natsURL string, d time.Duration) ([]bench.Figure, error) {
+func ceilings(ctx context.Context, dbURL, natsURL string, id config.NATS, d time.Duration) ([]bench.Figure, error) {
 	figs, err := bench.PGBench(ctx, dbURL, 32, d)
 	if err != nil {
 		return nil, err
 	}
-	f, err := bench.NATSPublish(ctx, natsURL, d)
+	nc, err := natsconn.Connect(natsURL, id, "bench", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	f, err := bench.NATSPublish(ctx, nc, d)
 	if err != nil {
 		return nil, err
 	}

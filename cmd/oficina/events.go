@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/config"
+	"oficina/ops/natsauth"
+	"oficina/ops/natsconn"
 	"oficina/ops/stack"
 	"oficina/streams"
 )
@@ -41,7 +44,21 @@ func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := streams.TailFilter(o); err != nil {
 		return err
 	}
-	return tail(ctx, natsURL(cfg), o, stdout)
+	return tail(ctx, natsURL(cfg), devIdentity(cfg), o, stdout)
+}
+
+// devIdentity is the configured NATS identity or, against the embedded
+// NATS of `oficina dev` with none configured, dev's read-only consumer.
+func devIdentity(cfg config.Config) config.NATS {
+	n := cfg.NATS
+	if cfg.NATSURL != "" || n.CredsFile != "" || n.NKeyFile != "" || n.User != "" || n.Token != "" {
+		return n
+	}
+	seed := natsauth.SeedFile(stack.NATSAuthDir(cfg.DataDir), natsauth.Consumer)
+	if _, err := os.Stat(seed); err == nil {
+		n.NKeyFile = seed
+	}
+	return n
 }
 
 // natsURL is NATS_URL, or the embedded server of `oficina dev`.
@@ -52,11 +69,13 @@ func natsURL(cfg config.Config) string {
 	return "nats://127.0.0.1:" + strconv.Itoa(cfg.NATSPort)
 }
 
-// tail prints o's events from the NATS at url until ctx ends.
-func tail(ctx context.Context, url string, o streams.TailOptions, out io.Writer) error {
-	nc, err := nats.Connect(url, nats.Name("oficina-events-tail"), nats.Timeout(5*time.Second))
+// tail prints o's events from the NATS at url until ctx ends, as a
+// consumer whose replies come on _INBOX.consumer.<company> (what a user
+// scoped to that company may read) unless the configuration names a prefix.
+func tail(ctx context.Context, url string, id config.NATS, o streams.TailOptions, out io.Writer) error {
+	nc, err := natsconn.Connect(url, id, natsauth.Consumer+"."+o.CompanyID, nil, nats.Timeout(5*time.Second))
 	if err != nil {
-		return fmt.Errorf("events tail: connect %s: %w", url, err)
+		return fmt.Errorf("events tail: %w", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)

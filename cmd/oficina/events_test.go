@@ -10,6 +10,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"oficina/ops/config"
+	"oficina/ops/natsauth"
+	"oficina/ops/stack"
 	"oficina/ops/testkit"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
@@ -58,12 +61,64 @@ func TestEventsTailPrintsEnvelopes(t *testing.T) {
 		}
 	}
 	out := &lineWriter{cancel: cancel}
-	err = tail(ctx, ns.ClientURL(), streams.TailOptions{CompanyID: "co_1", Type: "sale.*", Since: time.Hour}, out)
+	err = tail(ctx, ns.ClientURL(), config.NATS{}, streams.TailOptions{CompanyID: "co_1", Type: "sale.*", Since: time.Hour}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.TrimSpace(out.buf.String()); got != `{"type":"sale.paid","organization_id":"co_1"}` {
 		t.Fatalf("printed %q", got)
+	}
+}
+
+// Issue 15 item 5: events tail runs as an internal consumer scoped to one
+// company, on the server configuration of docs/nats/oficina.conf: it
+// reads that company's events, with its replies on the company's inbox.
+func TestEventsTailRunsAsAConsumerScopedToItsCompany(t *testing.T) {
+	t.Parallel()
+	ns := testkit.NATSWithUsers(t)
+	api, _ := ns.ConnectAs(t, natsauth.API)
+	js, _ := jetstream.New(api)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := jsconfig.Ensure(ctx, js, jsconfig.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, subject := range []string{"oficina.events.co_OTHER.sale.paid", "oficina.events.co_EXAMPLE.sale.paid"} {
+		if _, err := js.Publish(ctx, subject, []byte(`{"subject":"`+subject+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := ns.Identity(natsauth.Consumer + "_co_EXAMPLE")
+	id.InboxPrefix = "" // tail's own default: _INBOX.consumer.co_EXAMPLE
+	out := &lineWriter{cancel: cancel}
+	if err := tail(ctx, ns.ClientURL(), id, streams.TailOptions{CompanyID: "co_EXAMPLE", Since: time.Hour}, out); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(out.buf.String()); got != `{"subject":"oficina.events.co_EXAMPLE.sale.paid"}` {
+		t.Fatalf("printed %q", got)
+	}
+}
+
+// Against dev's embedded NATS with no identity configured, events tail
+// uses the consumer seed dev wrote into its data dir; a configured
+// identity or an external NATS_URL is left as it is.
+func TestEventsTailFindsDevsConsumerSeed(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	if got := devIdentity(cfg); got.NKeyFile != "" {
+		t.Fatalf("no seed written yet, got %+v", got)
+	}
+	dir := stack.NATSAuthDir(cfg.DataDir)
+	if _, err := natsauth.LoadOrGenerate(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := devIdentity(cfg); got.NKeyFile != natsauth.SeedFile(dir, natsauth.Consumer) {
+		t.Fatalf("dev identity %+v", got)
+	}
+	cfg.NATS.User, cfg.NATS.Password = "me", "secret"
+	if got := devIdentity(cfg); got.NKeyFile != "" || got.User != "me" {
+		t.Fatalf("configured identity replaced: %+v", got)
 	}
 }
 

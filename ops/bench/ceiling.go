@@ -53,13 +53,8 @@ func PGBench(ctx context.Context, ownerURL string, clients int, d time.Duration)
 }
 
 // NATSPublish measures acknowledged JetStream publishes per second of 1 KB
-// messages (async, windows of 256) to a scratch file stream on natsURL.
-func NATSPublish(ctx context.Context, natsURL string, d time.Duration) (Figure, error) {
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		return Figure{}, err
-	}
-	defer nc.Close()
+// messages (async, windows of 256) to a scratch file stream over nc.
+func NATSPublish(ctx context.Context, nc *nats.Conn, d time.Duration) (Figure, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return Figure{}, err

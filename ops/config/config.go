@@ -25,6 +25,7 @@ type Config struct {
 	WorkerDBPassword    string        // password of the oficina_worker role (relay, dispatch, sweepers), if any
 	DBMaxConns          int           // connection pool size
 	NATSURL             string        // external NATS (2.12+); empty in dev = embedded
+	NATS                NATS          // NATS credentials and TLS (nats.go)
 	NATSPort            int           // embedded NATS client port (dev)
 	DataDir             string        // ./var: embedded NATS store, admin token, bench output
 	LogLevel            string        // debug, info, warn, error
@@ -71,7 +72,7 @@ type setting struct {
 }
 
 func (c *Config) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{"http-addr", "OFICINA_HTTP_ADDR", "public API listen address", &c.HTTPAddr},
 		{"admin-addr", "OFICINA_ADMIN_ADDR", "admin API listen address", &c.AdminAddr},
 		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token, at least 32 bytes (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
@@ -95,7 +96,7 @@ func (c *Config) settings() []setting {
 		{"smtp-username", "OFICINA_SMTP_USERNAME", "SMTP username (PLAIN auth)", &c.SMTPUsername},
 		{"smtp-password", "OFICINA_SMTP_PASSWORD", "SMTP password", &c.SMTPPassword},
 		{"mail-from", "OFICINA_MAIL_FROM", "From address of mail to owners and admins", &c.MailFrom},
-	}
+	}, c.NATS.settings()...)
 }
 
 // removed are settings that are gone, with what replaces them: starting
@@ -138,8 +139,15 @@ func (c *Config) Register(fs *flag.FlagSet) {
 		case *time.Duration:
 			fs.DurationVar(p, s.flag, *p, usage)
 		}
+		if secrets[s.env] {
+			fs.Lookup(s.flag).DefValue = "" // -h must not print a secret set in the environment
+		}
 	}
 }
+
+// secrets are the settings -h never shows the value of.
+var secrets = map[string]bool{"OFICINA_ADMIN_TOKEN": true, "OFICINA_APP_DB_PASSWORD": true, "OFICINA_SMTP_PASSWORD": true,
+	"OFICINA_NATS_PASSWORD": true, "OFICINA_NATS_TOKEN": true}
 
 func set(ptr any, v string) error {
 	switch p := ptr.(type) {
@@ -199,6 +207,8 @@ func Parse(name string, args []string, extra func(*flag.FlagSet)) (Config, *flag
 	if extra != nil {
 		extra(fs)
 	}
-	err := fs.Parse(args)
-	return c, fs, err
+	if err := fs.Parse(args); err != nil {
+		return c, fs, err
+	}
+	return c, fs, c.NATS.Validate()
 }

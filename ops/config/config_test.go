@@ -49,3 +49,39 @@ func TestPrefixesTakeCIDRsAndBareAddresses(t *testing.T) {
 		t.Fatal("bad prefix accepted")
 	}
 }
+
+// Issue 15 item 5: every process reads its NATS identity and TLS from
+// OFICINA_NATS_* (or flags), refuses two identities at once, and never
+// shows a secret: not in -h, not in a redacted NATS_URL.
+func TestNATSSettingsLoadAndKeepTheirSecrets(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"OFICINA_NATS_USER": "api", "OFICINA_NATS_PASSWORD": "pw-from-env", "OFICINA_NATS_CA": "/ca.pem",
+		"OFICINA_NATS_SERVER_NAME": "nats.internal", "OFICINA_NATS_INBOX_PREFIX": "_INBOX.api2"}
+	c := Default()
+	if err := c.Load(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	var help strings.Builder
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(&help)
+	c.Register(fs)
+	fs.PrintDefaults()
+	if err := fs.Parse([]string{"-nats-cert", "/c.pem", "-nats-key", "/k.pem"}); err != nil {
+		t.Fatal(err)
+	}
+	want := NATS{User: "api", Password: "pw-from-env", CAFile: "/ca.pem", CertFile: "/c.pem", KeyFile: "/k.pem",
+		ServerName: "nats.internal", InboxPrefix: "_INBOX.api2"}
+	if c.NATS != want || c.NATS.Validate() != nil || !c.NATS.TLS() {
+		t.Fatalf("%+v (%v)", c.NATS, c.NATS.Validate())
+	}
+	if strings.Contains(help.String(), "pw-from-env") || !strings.Contains(help.String(), "OFICINA_NATS_CREDS") {
+		t.Fatalf("-h output:\n%s", help.String())
+	}
+	if err := (NATS{Token: "t", CredsFile: "x.creds"}).Validate(); err == nil {
+		t.Fatal("two identities accepted")
+	}
+	got := RedactURLs("nats://api:pw-in-url@n1:4222, nats://tok-in-url@n2:4222,nats://n3:4222")
+	if strings.Contains(got, "pw-in-url") || strings.Contains(got, "tok-in-url") || !strings.Contains(got, "n3:4222") {
+		t.Fatalf("redacted %q", got)
+	}
+}

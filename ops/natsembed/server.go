@@ -14,8 +14,9 @@ import (
 // Config describes one embedded server. The zero value of every field but
 // StoreDir is usable.
 type Config struct {
-	// Host is the client listen address. Default 127.0.0.1: the embedded
-	// server has no auth, so it must not listen beyond loopback by accident.
+	// Host is the client listen address. Default 127.0.0.1: without a
+	// ConfigFile the embedded server has no auth, so it must not listen
+	// beyond loopback by accident.
 	Host string
 	// Port is the client port. -1 or 0 pick a random free port (tests);
 	// `oficina dev` uses a fixed port such as 14222. 0 does not mean the
@@ -36,6 +37,10 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// Logger receives the server's log lines. Nil discards them.
 	Logger *slog.Logger
+	// ConfigFile, when set, is a nats-server configuration file to load
+	// first (accounts, users, permissions: ops/natsauth renders one); the
+	// fields above override its listen address, port and store.
+	ConfigFile string
 }
 
 const (
@@ -64,18 +69,20 @@ func (c Config) options() (*server.Options, error) {
 	if c.Port < server.RANDOM_PORT || c.Port > 65535 {
 		return nil, fmt.Errorf("natsembed: invalid port %d", c.Port)
 	}
-	return &server.Options{
-		ServerName:         c.ServerName,
-		Host:               c.Host,
-		Port:               c.Port,
-		JetStream:          true,
-		StoreDir:           c.StoreDir,
-		JetStreamMaxMemory: c.MaxMemory,
-		JetStreamMaxStore:  c.MaxStore,
-		// The host process owns signal handling (oficina dev, go test).
-		NoSigs: true,
-		NoLog:  true,
-	}, nil
+	o := &server.Options{}
+	if c.ConfigFile != "" {
+		var err error
+		if o, err = server.ProcessConfigFile(c.ConfigFile); err != nil {
+			return nil, fmt.Errorf("natsembed: %w", err)
+		}
+	}
+	o.ServerName = c.ServerName
+	o.Host, o.Port = c.Host, c.Port
+	o.JetStream, o.StoreDir = true, c.StoreDir
+	o.JetStreamMaxMemory, o.JetStreamMaxStore = c.MaxMemory, c.MaxStore
+	// The host process owns signal handling (oficina dev, go test).
+	o.NoSigs, o.NoLog = true, true
+	return o, nil
 }
 
 // Server is a running embedded nats-server.

@@ -88,26 +88,16 @@ type apiOptions struct {
 	caFile   string   // the receiver's certificate
 	only     []string // the test's companies
 	log      *slog.Logger
+	nats     config.NATS // the process's NATS identity (none: an open server)
 }
 
 // startAPI runs stack.Run as `oficina serve` does (external NATS, no
 // embedded dispatcher) and stops it when the test ends.
 func startAPI(t *testing.T, o apiOptions) *apiProc {
 	t.Helper()
-	testkit.DB(t) // the migrated test database
-	cfg := config.Default()
-	cfg.DatabaseURL = testkit.OwnerURL()
-	cfg.AppDBPassword = os.Getenv("OFICINA_APP_DB_PASSWORD")
-	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.AdminToken = "scaleout-admin-token-0123456789abcdef"
-	cfg.DataDir = t.TempDir()
-	cfg.DBMaxConns = 8
-	cfg.NATSURL = o.natsURL
-	cfg.StreamReplicas = o.replicas
-	cfg.AllowPrivateDestinations = "127.0.0.1/32"
-	cfg.ExtraCAFile = o.caFile
-
+	cfg := processConfig(t, o)
 	ctx, cancel := context.WithCancel(context.Background())
+
 	ready := make(chan stack.Addrs, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -140,6 +130,26 @@ func startAPI(t *testing.T, o apiOptions) *apiProc {
 		t.Fatal("API process not ready after 60 s")
 	}
 	return nil
+}
+
+// processConfig is the configuration of a process of the test (serve,
+// dispatch, relay) on the migrated test database.
+func processConfig(t *testing.T, o apiOptions) config.Config {
+	t.Helper()
+	testkit.DB(t) // the migrated test database
+	cfg := config.Default()
+	cfg.DatabaseURL = testkit.OwnerURL()
+	cfg.AppDBPassword = os.Getenv("OFICINA_APP_DB_PASSWORD")
+	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.AdminToken = "scaleout-admin-token-0123456789abcdef"
+	cfg.DataDir = t.TempDir()
+	cfg.DBMaxConns = 8
+	cfg.NATSURL = o.natsURL
+	cfg.StreamReplicas = o.replicas
+	cfg.AllowPrivateDestinations = "127.0.0.1/32"
+	cfg.ExtraCAFile = o.caFile
+	cfg.NATS = o.nats
+	return cfg
 }
 
 // response is one answer of the public API.

@@ -12,6 +12,7 @@ import (
 
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
+	"oficina/ops/natsauth"
 	"oficina/streams/jsconfig"
 )
 
@@ -22,7 +23,16 @@ func (s *Stack) startDispatch(ctx context.Context) {
 	if !s.opts.Embedded || s.nc == nil || s.events == nil {
 		return // serve: dispatchers run as `oficina dispatch`
 	}
-	d, err := newDispatcher(s.nc, s.workers, s.events.guard, s.opts.Config.StreamReplicas, s.log)
+	nc := s.nc
+	if s.dispatchNATS != nil {
+		var err error
+		if s.dispatchNC, err = s.connectNATS(s.natsURL, *s.dispatchNATS, natsauth.Dispatch); err != nil {
+			s.log.Error("dispatcher not started", "err", err)
+			return
+		}
+		nc = s.dispatchNC
+	}
+	d, err := newDispatcher(nc, s.workers, s.events.guard, s.opts.Config.StreamReplicas, s.log)
 	if err != nil {
 		s.log.Error("dispatcher not started", "err", err)
 		return
@@ -59,16 +69,18 @@ func RunDispatch(ctx context.Context, o Options) error {
 		return err
 	}
 	defer bdb.Close()
-	nc, err := nats.Connect(cfg.NATSURL, nats.Name("oficina-dispatch"), nats.MaxReconnects(-1))
+	s := &Stack{opts: o, log: o.Logger}
+	nc, err := s.connectNATS(cfg.NATSURL, cfg.NATS, natsauth.Dispatch)
 	if err != nil {
-		return fmt.Errorf("stack: connect nats %s: %w", cfg.NATSURL, err)
+		return fmt.Errorf("stack: %w", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("stack: jetstream: %w", err)
 	}
-	if err := jsconfig.Ensure(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas}); err != nil {
+	// Its user may read DELIVERIES, not create or change it: serve does.
+	if err := s.awaitStreams(ctx, js, jsconfig.DeliveriesStream); err != nil {
 		return fmt.Errorf("stack: streams: %w", err)
 	}
 	guard, err := destinationGuard(cfg)

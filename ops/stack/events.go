@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/dispatch/destguard"
 	"oficina/http/public"
 	"oficina/ops/config"
 	"oficina/ops/mail"
+	"oficina/ops/natsauth"
 	"oficina/ops/sweep"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
@@ -36,7 +36,10 @@ type eventParts struct {
 // config), builds the publisher and starts the workers. Without NATS only
 // the sweeper and the mail sender run; events then stay in the outbox until
 // a relay with NATS publishes them.
-func (s *Stack) startEvents(ctx context.Context, cfg config.Config) (*eventParts, error) {
+//
+// owner is serve's (and dev's) part: it creates and updates the streams.
+// A relay only waits for them: its NATS user may not change them.
+func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) (*eventParts, error) {
 	guard, err := destinationGuard(cfg)
 	if err != nil {
 		return nil, err
@@ -47,7 +50,12 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config) (*eventParts
 		if js, err = jetstream.New(s.nc); err != nil {
 			return nil, fmt.Errorf("stack: jetstream: %w", err)
 		}
-		if err := jsconfig.Ensure(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas}); err != nil {
+		if owner {
+			err = jsconfig.Ensure(ctx, js, jsconfig.Config{Replicas: cfg.StreamReplicas})
+		} else {
+			err = s.awaitStreams(ctx, js, jsconfig.EventsStream, jsconfig.DeliveriesStream)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("stack: streams: %w", err)
 		}
 		e.pub = streams.NewPublisher(s.db, js, s.log)
@@ -139,10 +147,10 @@ func RunRelay(ctx context.Context, o Options) error {
 		return err
 	}
 	s.db = s.workers
-	if s.nc, err = nats.Connect(o.Config.NATSURL, nats.Name("oficina-relay"), nats.MaxReconnects(-1)); err != nil {
-		return fmt.Errorf("stack: connect nats %s: %w", o.Config.NATSURL, err)
+	if s.nc, err = s.connectNATS(o.Config.NATSURL, o.Config.NATS, natsauth.Relay); err != nil {
+		return fmt.Errorf("stack: %w", err)
 	}
-	if s.events, err = s.startEvents(ctx, o.Config); err != nil {
+	if s.events, err = s.startEvents(ctx, o.Config, false); err != nil {
 		return err
 	}
 	s.log.Info("relay running")

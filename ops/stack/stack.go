@@ -28,6 +28,7 @@ import (
 	"oficina/http/wire"
 	"oficina/ops/config"
 	"oficina/ops/metrics"
+	"oficina/ops/natsauth"
 	"oficina/ops/natsembed"
 	"oficina/schema/apierr"
 	"oficina/schema/db"
@@ -72,6 +73,11 @@ type Stack struct {
 	admin   *http.Server
 	events  *eventParts
 	sweeper func() // stops the idempotency sweeper
+
+	// dispatchNATS is the identity of dev's in-process dispatcher (its
+	// own user, as `oficina dispatch` has); nil: it shares nc.
+	dispatchNATS *config.NATS
+	dispatchNC   *nats.Conn
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
@@ -119,13 +125,9 @@ func serve(srv *http.Server, l net.Listener) error {
 func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	cfg := s.opts.Config
 	if s.opts.Embedded && cfg.NATSURL == "" {
-		ns, err := natsembed.Start(ctx, natsembed.Config{Port: cfg.NATSPort, StoreDir: filepath.Join(cfg.DataDir, "nats")})
-		if err != nil {
-			return nil, nil, fmt.Errorf("stack: embedded nats: %w", err)
+		if err := s.startEmbeddedNATS(ctx, &cfg); err != nil {
+			return nil, nil, err
 		}
-		s.nats = ns
-		cfg.NATSURL = ns.ClientURL()
-		fmt.Fprintf(s.opts.Out, "embedded NATS %s (JetStream store %s)\n", cfg.NATSURL, filepath.Join(cfg.DataDir, "nats"))
 	}
 	if s.opts.Migrate {
 		applied, err := db.Migrate(ctx, cfg.DatabaseURL)
@@ -149,9 +151,8 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	}
 	s.natsURL = cfg.NATSURL
 	if cfg.NATSURL != "" {
-		s.nc, err = nats.Connect(cfg.NATSURL, nats.Name("oficina"), nats.MaxReconnects(-1))
-		if err != nil {
-			return nil, nil, fmt.Errorf("stack: connect nats %s: %w", cfg.NATSURL, err)
+		if s.nc, err = s.connectNATS(cfg.NATSURL, cfg.NATS, natsauth.API); err != nil {
+			return nil, nil, fmt.Errorf("stack: %w", err)
 		}
 	} else {
 		s.log.Warn("no NATS_URL: cache invalidations stay in this process")
@@ -160,7 +161,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if s.bus, err = tenant.NewBus(auth, s.nc); err != nil {
 		return nil, nil, err
 	}
-	if s.events, err = s.startEvents(ctx, cfg); err != nil {
+	if s.events, err = s.startEvents(ctx, cfg, true); err != nil {
 		return nil, nil, err
 	}
 	s.startDispatch(ctx)
@@ -340,6 +341,9 @@ func (s *Stack) close() {
 	}
 	if s.nc != nil {
 		s.nc.Close()
+	}
+	if s.dispatchNC != nil {
+		s.dispatchNC.Close()
 	}
 	if s.db != nil {
 		_ = s.db.Close()

@@ -14,7 +14,8 @@ import (
 //
 // Some changes the server refuses on update (storage, retention to or from
 // work-queue, turning schedules off); those come back as errors rather than
-// being forced, since forcing means deleting the stream.
+// being forced, since forcing means deleting the stream. Denying delete and
+// purge is applied to existing streams by the same update.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -64,6 +65,11 @@ func eventsStream(cfg Config) jetstream.StreamConfig {
 		Duplicates: cfg.DuplicateWindow,
 		Replicas:   cfg.Replicas,
 		Storage:    jetstream.FileStorage,
+		// Nobody erases history: no message delete, no purge, whatever a
+		// user's permissions (the server refuses both on this stream, and
+		// an update can never turn them back on).
+		DenyDelete: true,
+		DenyPurge:  true,
 	}
 }
 
@@ -101,9 +107,15 @@ func deliveriesStream(cfg Config) jetstream.StreamConfig {
 		Discard:           jetstream.DiscardOld,
 		AllowMsgSchedules: true,
 		AllowRollup:       true,
-		MaxAge:            cfg.DeliveriesMaxAge,
-		Duplicates:        cfg.DuplicateWindow,
-		Replicas:          cfg.Replicas,
-		Storage:           jetstream.FileStorage,
+		// No message delete: nothing in Oficina deletes a delivery by
+		// sequence (acks remove them; fired schedules are removed by the
+		// server). Purge cannot be denied here: the server refuses
+		// DenyPurge with roll-ups, which schedules need; no NATS user but
+		// the operator's may call the purge API (ops/natsauth).
+		DenyDelete: true,
+		MaxAge:     cfg.DeliveriesMaxAge,
+		Duplicates: cfg.DuplicateWindow,
+		Replicas:   cfg.Replicas,
+		Storage:    jetstream.FileStorage,
 	}
 }

@@ -27,6 +27,15 @@ const (
 	schedulePrefix   = "oficina.dlvsched"
 )
 
+// The whole of each subject space, for permissions (ops/natsauth) and
+// stream subjects.
+const (
+	AllEvents     = eventsPrefix + ".>"
+	AllDeliveries = deliveriesPrefix + ".>"
+	AllPartitions = partitionPrefix + ".>"
+	AllSchedules  = schedulePrefix + ".>"
+)
+
 // ErrInvalidToken is wrapped by every subject helper's error for a bad id.
 var ErrInvalidToken = errors.New("invalid subject token")
 
