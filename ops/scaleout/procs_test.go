@@ -286,11 +286,11 @@ func startDispatcher(t *testing.T, natsURL, id string, recv *receiver, log *slog
 	if err != nil {
 		t.Fatal(err)
 	}
-	appURL, err := db.AppURL(testkit.OwnerURL(), os.Getenv("OFICINA_APP_DB_PASSWORD"))
+	workerURL, err := db.WorkerURL(testkit.OwnerURL(), os.Getenv("OFICINA_WORKER_DB_PASSWORD"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := db.Open(t.Context(), appURL, db.Options{MaxOpenConns: 8})
+	pool, err := db.Open(t.Context(), workerURL, db.Options{MaxOpenConns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
