@@ -153,6 +153,23 @@ func (r *resolver) fill(s *schema, m map[string]any) {
 	if t, ok := m["type"].([]any); ok && slices.Contains(t, any("null")) {
 		s.Nullable = true
 	}
+	// OpenAPI 3.1 spells a nullable reference oneOf [$ref, {type: null}]
+	// and a described one allOf [$ref]: the member is what the first
+	// non-null alternative is.
+	for _, key := range []string{"oneOf", "anyOf", "allOf"} {
+		alts, _ := m[key].([]any)
+		for _, a := range alts {
+			am, _ := a.(map[string]any)
+			if am["type"] == "null" {
+				s.Nullable = true
+				continue
+			}
+			if s.Type == "" && am != nil {
+				inner := r.schema(am)
+				s.Type, s.Props, s.Items = inner.Type, inner.Props, inner.Items
+			}
+		}
+	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		s.Props = map[string]*schema{}
 		for k, v := range props {
