@@ -1,11 +1,15 @@
 package dispatch
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"oficina/dispatch/signing"
 	"oficina/schema/events"
+	"oficina/schema/secretbox"
+	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -28,12 +32,12 @@ const ReasonFailing = "failing"
 type endpoint struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
 
-	ID                      string     `bun:"id,pk" json:"id"`
-	CompanyID               string     `bun:"company_id" json:"company_id"`
-	URL                     string     `bun:"url" json:"url"`
-	Status                  string     `bun:"status" json:"status"`
-	Secret                  string     `bun:"secret" json:"secret"`
-	PreviousSecret          *string    `bun:"previous_secret" json:"previous_secret"`
+	ID        string `bun:"id,pk" json:"id"`
+	CompanyID string `bun:"company_id" json:"company_id"`
+	URL       string `bun:"url" json:"url"`
+	Status    string `bun:"status" json:"status"`
+	// The secrets as stored, sealed; opened in Go to sign (signingKeys).
+	webhooks.SealedSecrets
 	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at" json:"previous_secret_expires_at"`
 	SubscriberMemberID      string     `bun:"subscriber_member_id" json:"subscriber_member_id"`
 	SubscriberKeyID         *string    `bun:"subscriber_key_id" json:"subscriber_key_id"`
@@ -41,14 +45,24 @@ type endpoint struct {
 	AccessLostNotifiedAt    *time.Time `bun:"access_lost_notified_at" json:"access_lost_notified_at"`
 }
 
-// secrets are the secrets an attempt at `at` is signed with: the current
-// one, plus the previous one while its rotation grace lasts.
-func (e *endpoint) secrets(at time.Time) []string {
-	out := []string{e.Secret}
-	if e.PreviousSecret != nil && e.PreviousSecretExpiresAt != nil && at.Before(*e.PreviousSecretExpiresAt) {
-		out = append(out, *e.PreviousSecret)
+// signingKeys are the HMAC keys an attempt at `at` is signed with: the
+// current secret's, plus the previous one's while its rotation grace
+// lasts. The secrets are opened with ring here, in memory only.
+func (e *endpoint) signingKeys(ring *secretbox.Keyring, at time.Time) ([][]byte, error) {
+	s, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	secrets := s.Signing(e.PreviousSecretExpiresAt, at)
+	keys := make([][]byte, 0, len(secrets))
+	for _, secret := range secrets {
+		k, err := signing.ParseSecret(secret)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: endpoint %s: %w", e.ID, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
 }
 
 // subscriberAllowed reports whether the endpoint's subscriber may still

@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
+
+	"oficina/schema/secretbox"
 )
 
 // DefaultSchedule is the wait before each retry after a failed attempt:
@@ -46,7 +48,10 @@ type Config struct {
 	DB     *bun.DB
 	JS     jetstream.JetStream
 	Client *http.Client // destguard.Guard.Client() in production
-	Log    *slog.Logger
+	// Secrets opens the endpoints' sealed signing secrets
+	// (OFICINA_SECRET_KEYS).
+	Secrets *secretbox.Keyring
+	Log     *slog.Logger
 	// ID names this process in the lease bucket (random when empty).
 	ID string
 	// Partitions of DELIVERIES (jsconfig's default when 0).
@@ -95,6 +100,9 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.DB == nil || c.JS == nil || c.Client == nil {
 		return c, errors.New("dispatch: DB, JS and Client are required")
+	}
+	if c.Secrets == nil {
+		return c, errors.New("dispatch: Secrets, the key ring of the sealed signing secrets, is required")
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()

@@ -31,11 +31,13 @@ type outcome struct {
 	retryAt time.Time // wall-clock time of the next attempt; zero = none
 }
 
-// plan is what prepare found: what to send, or nothing.
+// plan is what prepare found: what to send, or nothing. keys are the
+// opened secrets' HMAC keys; none when they could not be opened (the
+// attempt then fails without a request).
 type plan struct {
 	send    bool
 	url     string
-	secrets []string
+	keys    [][]byte
 	failing bool
 }
 
@@ -82,15 +84,7 @@ func (r attemptResult) ok() bool { return r.status >= 200 && r.status <= 299 }
 // send makes one signed POST. The request's context bounds it together
 // with the client's own timeout.
 func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl plan, at time.Time) attemptResult {
-	keys := make([][]byte, 0, len(pl.secrets))
-	for _, s := range pl.secrets {
-		k, err := signing.ParseSecret(s)
-		if err != nil {
-			return attemptResult{err: "invalid_secret"}
-		}
-		keys = append(keys, k)
-	}
-	h, err := signing.Headers(keys, dm.EventID, at, dm.Body)
+	h, err := signing.Headers(pl.keys, dm.EventID, at, dm.Body)
 	if err != nil {
 		return attemptResult{err: "invalid_secret"}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
+	"oficina/ops/testkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -31,14 +32,14 @@ func TestDeliverySignedWithStandardWebhooksHeaders(t *testing.T) {
 	var rotated *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		rotated, err = webhooks.RotateSecret(ctx, tx, ep.ID, time.Hour, func([]string) error { return nil }, time.Now())
+		rotated, err = webhooks.RotateSecret(ctx, tx, ep.ID, time.Hour, func([]string) error { return nil }, testkit.Keyring(t), time.Now())
 		return err
 	})
 	e.start(t, dispatch.Config{Client: guardClient(t, srv, true)})
 	dm := e.enqueue(t, co, ep, "sale.paid")
 
 	r := next(t, got)
-	for _, secret := range []string{rotated.Secret, ep.Secret} {
+	for _, secret := range []string{rotated.ViewWithSecret().Secret, ep.ViewWithSecret().Secret} {
 		wh, err := standardwebhooks.NewWebhook(secret)
 		if err != nil {
 			t.Fatal(err)

@@ -118,7 +118,7 @@ func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Sub
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []webhooks.EventName{"*"}}, sub,
-			func([]string) error { return nil }, anyURL{}, time.Now())
+			func([]string) error { return nil }, anyURL{}, testkit.Keyring(t), time.Now())
 		return err
 	})
 	return e

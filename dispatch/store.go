@@ -179,7 +179,16 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			}
 			continue
 		}
-		out[i].res = plan{send: true, url: e.URL, secrets: e.secrets(now), failing: e.FailingSince != nil}
+		keys, err := e.signingKeys(d.cfg.Secrets, now)
+		if err != nil {
+			// A key missing from the ring, or a value that does not open:
+			// the attempt fails (and is retried on the schedule, so putting
+			// the key back saves the delivery). The error names the key id
+			// and the endpoint, never a secret.
+			d.cfg.Log.Error("dispatch: cannot open the endpoint's signing secret", "company", company,
+				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
+		}
+		out[i].res = plan{send: true, url: e.URL, keys: keys, failing: e.FailingSince != nil}
 	}
 	return nil
 }

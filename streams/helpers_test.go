@@ -48,7 +48,7 @@ func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string)
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in", Events: toNames(events)},
-			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, time.Now())
+			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, testkit.Keyring(t), time.Now())
 		if err == nil && !enabled {
 			e, err = webhooks.Disable(ctx, tx, e.ID, time.Now())
 		}

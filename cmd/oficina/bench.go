@@ -22,6 +22,7 @@ import (
 	"oficina/ops/natsconn"
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
+	"oficina/schema/secretbox"
 )
 
 // runBench measures Oficina as it is deployed: it prepares a fresh
@@ -164,6 +165,10 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	token := hex.EncodeToString(raw[:])
+	secretKey, err := secretbox.NewKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
 	public, err := bench.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -175,6 +180,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName string, stderr
 	// The receiver is trusted and allowed for this run only.
 	env := []string{"DATABASE_URL=" + dbURL, "NATS_URL=" + r.natsURL, "OFICINA_DATA_DIR=" + dataDir,
 		"OFICINA_HTTP_ADDR=" + public, "OFICINA_ADMIN_ADDR=" + admin, "OFICINA_ADMIN_TOKEN=" + token,
+		"OFICINA_SECRET_KEYS=bench:" + secretKey,
 		"OFICINA_ALLOW_PRIVATE_DESTINATIONS=127.0.0.1/32", "OFICINA_EXTRA_CA_FILE=" + caFile,
 		"OFICINA_LOG_LEVEL=warn"} // request logs off: the figures measure the API, not stderr
 	bin, err := os.Executable()

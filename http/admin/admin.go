@@ -19,6 +19,7 @@ import (
 
 	"oficina/http/wire"
 	"oficina/schema/apierr"
+	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -46,6 +47,9 @@ type Deps struct {
 	Log   *slog.Logger
 	// Destinations checks webhook URLs (nil: the production guard).
 	Destinations webhooks.URLChecker
+	// Secrets seals the webhook signing secrets (OFICINA_SECRET_KEYS) and
+	// re-seals them under its first key (POST /secrets/rekey).
+	Secrets *secretbox.Keyring
 	// Publisher publishes the events of a dashboard write after commit
 	// (nil: the relay publishes them).
 	Publisher interface {

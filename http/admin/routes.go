@@ -36,6 +36,7 @@ func (s *Server) routes() {
 	s.financeRoutes()
 	s.taskRoutes()
 	s.webhookRoutes()
+	s.secretRoutes()
 	s.orderRoutes()
 	s.clientRoutes()
 	s.salesRoutes()

@@ -77,7 +77,7 @@ func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request,
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Create(ctx, tx, companyID, in.WebhookEndpointCreate, sub, access, guard, now)
+	e, err := webhooks.Create(ctx, tx, companyID, in.WebhookEndpointCreate, sub, access, guard, s.deps.Secrets, now)
 	if err != nil {
 		return 0, nil, err
 	}

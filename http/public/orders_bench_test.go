@@ -35,7 +35,7 @@ func newBenchCompany(b *testing.B, api *testkit.API) benchCompany {
 	co.Tx(b, func(ctx context.Context, tx bun.Tx) error {
 		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/oficina",
 			Events: []webhooks.EventName{"service_order.*"}}, webhooks.Subscriber{MemberID: co.Owner.ID},
-			func([]string) error { return nil }, anyURL{}, time.Now())
+			func([]string) error { return nil }, anyURL{}, testkit.Keyring(b), time.Now())
 		return err
 	})
 	if r := api.Admin(b, "POST", "/companies/"+co.Company.ID+"/service_order_checklists", map[string]any{"name": "Padrão",

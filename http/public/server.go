@@ -24,6 +24,7 @@ import (
 	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/idempotency"
+	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
@@ -57,6 +58,9 @@ type Deps struct {
 	// Destinations checks webhook endpoint URLs (spec 6.5). Nil: the
 	// production guard (public addresses only, system resolver).
 	Destinations webhooks.URLChecker
+	// Secrets seals the webhook signing secrets (OFICINA_SECRET_KEYS);
+	// without it creating an endpoint or rotating its secret fails.
+	Secrets *secretbox.Keyring
 	// Observe is told each finished request (metrics). Nil means none.
 	Observe func(route, method string, status int, d time.Duration)
 	// TrustedProxies are the proxies in front of the API: the client

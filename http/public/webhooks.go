@@ -100,7 +100,7 @@ func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookE
 	omitOnReplay(c.Context(), "secret")
 	var out webhooks.WebhookEndpoint
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
-		e, err := webhooks.Create(ctx, tx, p.CompanyID(), in, subscriber(p), webhookAccess(p), s.deps.Destinations, w.At)
+		e, err := webhooks.Create(ctx, tx, p.CompanyID(), in, subscriber(p), webhookAccess(p), s.deps.Destinations, s.deps.Secrets, w.At)
 		if err == nil {
 			out = e.ViewWithSecret()
 		}
@@ -205,7 +205,7 @@ func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSec
 	omitOnReplay(c.Context(), "secret")
 	var out webhooks.WebhookEndpoint
 	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
-		e, err := webhooks.RotateSecret(ctx, tx, c.PathParam("id"), grace, webhookAccess(p), w.At)
+		e, err := webhooks.RotateSecret(ctx, tx, c.PathParam("id"), grace, webhookAccess(p), s.deps.Secrets, w.At)
 		if err == nil {
 			out = e.ViewWithSecret()
 		}

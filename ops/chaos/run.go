@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"oficina/schema/db"
+	"oficina/schema/secretbox"
 )
 
 // Config configures a run. The zero value is the short run of `make test`.
@@ -186,7 +187,12 @@ func (r *run) setUp(ctx context.Context, rep *Report) error {
 	_, _ = rand.Read(raw[:])
 	r.api = &api{adminToken: hex.EncodeToString(raw[:]),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	secretKey, err := secretbox.NewKey(rand.Reader)
+	if err != nil {
+		return err
+	}
 	env := []string{"DATABASE_URL=" + r.dbURL, "NATS_URL=" + r.nats.url(), "OFICINA_ADMIN_TOKEN=" + r.api.adminToken,
+		"OFICINA_SECRET_KEYS=chaos:" + secretKey,
 		"OFICINA_ALLOW_PRIVATE_DESTINATIONS=127.0.0.1/32", "OFICINA_EXTRA_CA_FILE=" + caFile,
 		"OFICINA_LOG_LEVEL=warn", "OFICINA_DB_MAX_CONNS=16", "OFICINA_SHUTDOWN_TIMEOUT=5s", "OFICINA_APP_DB_PASSWORD="}
 	if err := runOnce(ctx, r.bin, env, "migrate"); err != nil {

@@ -46,6 +46,11 @@ type Config struct {
 	SMTPUsername string
 	SMTPPassword string
 	MailFrom     string
+
+	// SecretKeys is the key ring sealing the webhook signing secrets:
+	// "id:base64key,…", the first seals, all open (schema/secretbox).
+	// Environment only, so it shows in no process list or -h output.
+	SecretKeys string
 }
 
 // Default returns the defaults.
@@ -66,6 +71,8 @@ func Default() Config {
 	}
 }
 
+// setting is one setting; without flag it is read from the environment
+// only (secrets: a flag's value shows in the process list and in -h).
 type setting struct {
 	flag, env, usage string
 	ptr              any
@@ -96,6 +103,7 @@ func (c *Config) settings() []setting {
 		{"smtp-username", "OFICINA_SMTP_USERNAME", "SMTP username (PLAIN auth)", &c.SMTPUsername},
 		{"smtp-password", "OFICINA_SMTP_PASSWORD", "SMTP password", &c.SMTPPassword},
 		{"mail-from", "OFICINA_MAIL_FROM", "From address of mail to owners and admins", &c.MailFrom},
+		{"", "OFICINA_SECRET_KEYS", "key ring sealing webhook signing secrets: id:base64key,… (first seals, all open)", &c.SecretKeys},
 	}, c.NATS.settings()...)
 }
 
@@ -128,6 +136,9 @@ func (c *Config) Load(getenv func(string) string) error {
 // Register adds a flag per setting, defaulting to the current values.
 func (c *Config) Register(fs *flag.FlagSet) {
 	for _, s := range c.settings() {
+		if s.flag == "" {
+			continue
+		}
 		usage := s.usage + " (env " + s.env + ")"
 		switch p := s.ptr.(type) {
 		case *string:

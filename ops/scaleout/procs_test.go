@@ -142,6 +142,7 @@ func processConfig(t *testing.T, o apiOptions) config.Config {
 	cfg.AppDBPassword = os.Getenv("OFICINA_APP_DB_PASSWORD")
 	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.AdminToken = "scaleout-admin-token-0123456789abcdef"
+	cfg.SecretKeys = testkit.SecretKeys
 	cfg.DataDir = t.TempDir()
 	cfg.DBMaxConns = 8
 	cfg.NATSURL = o.natsURL
@@ -302,7 +303,7 @@ func startDispatcher(t *testing.T, natsURL, id string, recv *receiver, log *slog
 	}
 	client := g.Client()
 	client.Transport = tagged{id: id, base: client.Transport}
-	cfg := dispatch.Config{DB: pool, JS: js, Client: client, Log: log.With("dispatcher", id), ID: id,
+	cfg := dispatch.Config{DB: pool, JS: js, Client: client, Secrets: testkit.Keyring(t), Log: log.With("dispatcher", id), ID: id,
 		Partitions: partitions, Jitter: -1, LeaseTTL: 3 * time.Second, AckWait: 5 * time.Second,
 		ParkDelay: 500 * time.Millisecond, FailingParkSpread: time.Second,
 		Schedule: []time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second,

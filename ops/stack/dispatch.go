@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/nats-io/nats.go"
@@ -13,6 +14,7 @@ import (
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
 	"oficina/ops/natsauth"
+	"oficina/schema/secretbox"
 	"oficina/streams/jsconfig"
 )
 
@@ -32,7 +34,7 @@ func (s *Stack) startDispatch(ctx context.Context) {
 		}
 		nc = s.dispatchNC
 	}
-	d, err := newDispatcher(nc, s.workers, s.events.guard, s.opts.Config.StreamReplicas, s.log)
+	d, err := newDispatcher(nc, s.workers, s.events.guard, s.secrets, s.opts.Config.StreamReplicas, s.log)
 	if err != nil {
 		s.log.Error("dispatcher not started", "err", err)
 		return
@@ -44,12 +46,12 @@ func (s *Stack) startDispatch(ctx context.Context) {
 	}()
 }
 
-func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, replicas int, log *slog.Logger) (*dispatch.Dispatcher, error) {
+func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, ring *secretbox.Keyring, replicas int, log *slog.Logger) (*dispatch.Dispatcher, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("stack: jetstream: %w", err)
 	}
-	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Log: log,
+	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Secrets: ring, Log: log,
 		Partitions: jsconfig.DefaultConfig().Partitions, LeaseReplicas: replicas})
 }
 
@@ -64,11 +66,18 @@ func RunDispatch(ctx context.Context, o Options) error {
 		o.Logger = slog.Default()
 	}
 	cfg := o.Config
+	ring, err := secretKeys(cfg, false, io.Discard)
+	if err != nil {
+		return err
+	}
 	bdb, err := openWorkers(ctx, cfg, max(cfg.DBMaxConns, 8))
 	if err != nil {
 		return err
 	}
 	defer bdb.Close()
+	if err := sealUnsealed(ctx, bdb, ring, o.Only, o.Logger); err != nil {
+		return err
+	}
 	s := &Stack{opts: o, log: o.Logger}
 	nc, err := s.connectNATS(cfg.NATSURL, cfg.NATS, natsauth.Dispatch)
 	if err != nil {
@@ -87,7 +96,7 @@ func RunDispatch(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := newDispatcher(nc, bdb, guard, cfg.StreamReplicas, o.Logger)
+	d, err := newDispatcher(nc, bdb, guard, ring, cfg.StreamReplicas, o.Logger)
 	if err != nil {
 		return err
 	}

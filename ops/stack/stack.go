@@ -32,6 +32,7 @@ import (
 	"oficina/ops/natsembed"
 	"oficina/schema/apierr"
 	"oficina/schema/db"
+	"oficina/schema/secretbox"
 	"oficina/tenant"
 )
 
@@ -69,6 +70,7 @@ type Stack struct {
 	db      *bun.DB // requests, as oficina_app
 	workers *bun.DB // relay, dispatch, sweepers, as oficina_worker
 	bus     *tenant.Bus
+	secrets *secretbox.Keyring
 	public  *http.Server
 	admin   *http.Server
 	events  *eventParts
@@ -124,6 +126,10 @@ func serve(srv *http.Server, l net.Listener) error {
 
 func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	cfg := s.opts.Config
+	var err error
+	if s.secrets, err = secretKeys(cfg, s.opts.Embedded, s.opts.Out); err != nil {
+		return nil, nil, err
+	}
 	if s.opts.Embedded && cfg.NATSURL == "" {
 		if err := s.startEmbeddedNATS(ctx, &cfg); err != nil {
 			return nil, nil, err
@@ -147,6 +153,9 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		return nil, nil, err
 	}
 	if s.workers, err = openWorkers(ctx, cfg, 8); err != nil {
+		return nil, nil, err
+	}
+	if err := sealUnsealed(ctx, s.workers, s.secrets, s.opts.Only, s.log); err != nil {
 		return nil, nil, err
 	}
 	s.natsURL = cfg.NATSURL
@@ -178,7 +187,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	}
 	m := metrics.New()
 	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustedProxies: proxies,
-		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter})
+		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,7 +196,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		return nil, nil, err
 	}
 	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log, Destinations: s.events.destinations(),
-		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers})
+		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers, Secrets: s.secrets})
 	if s.opts.Seed {
 		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
 			return nil, nil, err

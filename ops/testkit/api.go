@@ -13,6 +13,7 @@ import (
 
 	"oficina/http/admin"
 	"oficina/http/public"
+	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
@@ -43,6 +44,8 @@ type APIOptions struct {
 	// TrustedProxies: X-Forwarded-For is read from these peers only (the
 	// test client connects from loopback).
 	TrustedProxies []netip.Prefix
+	// Secrets seals webhook secrets (nil: Keyring, the tests' ring).
+	Secrets *secretbox.Keyring
 }
 
 // NewAPI starts both listeners for one test.
@@ -54,8 +57,12 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.Secrets == nil {
+		o.Secrets = Keyring(t)
+	}
 	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard,
-		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies})
+		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies,
+		Secrets: o.Secrets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +71,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	a.contract = newContractCheck(t, pub)
 	ps := httptest.NewServer(a.contract.wrap(pub))
 	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Workers: WorkerDB(t), Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
-		Publisher: o.Publisher}))
+		Publisher: o.Publisher, Secrets: o.Secrets}))
 	t.Cleanup(ps.Close)
 	t.Cleanup(as.Close)
 	a.URL, a.AdminURL, a.client = ps.URL, as.URL, ps.Client()

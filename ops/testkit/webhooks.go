@@ -74,11 +74,15 @@ func GuardClient(t testing.TB, srv *httptest.Server, trust bool) *http.Client {
 // Dispatcher runs a dispatcher with test timings until the test ends (or
 // the returned cancel). cfg must name JS and Client, and the partitions of
 // DELIVERIES when they are not jsconfig's default; DB defaults to the
-// test database, the retry schedule to two one-second retries.
+// test database, Secrets to the tests' key ring, the retry schedule to two
+// one-second retries.
 func Dispatcher(t testing.TB, cfg dispatch.Config) (*dispatch.Dispatcher, context.CancelFunc) {
 	t.Helper()
 	if cfg.DB == nil {
 		cfg.DB = WorkerDB(t) // the dispatcher is a worker
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = Keyring(t)
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = []time.Duration{time.Second, time.Second}

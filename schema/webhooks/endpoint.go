@@ -47,20 +47,25 @@ func (WebhookEndpointDisabledReason) Values() []string {
 type Row struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
 
-	ID                      string     `bun:"id,pk"`
-	CompanyID               string     `bun:"company_id"`
-	URL                     string     `bun:"url"`
-	Description             string     `bun:"description"`
-	Events                  []string   `bun:"events,array"`
-	Status                  string     `bun:"status"`
-	DisabledReason          *string    `bun:"disabled_reason"`
-	Secret                  string     `bun:"secret"`
-	PreviousSecret          *string    `bun:"previous_secret"`
+	ID             string   `bun:"id,pk"`
+	CompanyID      string   `bun:"company_id"`
+	URL            string   `bun:"url"`
+	Description    string   `bun:"description"`
+	Events         []string `bun:"events,array"`
+	Status         string   `bun:"status"`
+	DisabledReason *string  `bun:"disabled_reason"`
+	// The signing secrets, sealed (secrets.go); the previous one only
+	// during a rotation grace, until PreviousSecretExpiresAt.
+	SealedSecrets
 	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at"`
 	SubscriberMemberID      string     `bun:"subscriber_member_id"`
 	SubscriberKeyID         *string    `bun:"subscriber_key_id"`
 	CreatedAt               time.Time  `bun:"created_at"`
 	UpdatedAt               time.Time  `bun:"updated_at"`
+
+	// shown is the new secret in clear, set by Create and RotateSecret for
+	// their answer only: it is never stored as it is nor read back.
+	shown string
 }
 
 // WebhookEndpoint is an endpoint as the API returns it. Secret is present only in
@@ -96,11 +101,12 @@ func (e *Row) View() WebhookEndpoint {
 	}
 }
 
-// ViewWithSecret renders the endpoint with its current secret (creation and
-// rotation answers only).
+// ViewWithSecret renders the endpoint with the secret Create or
+// RotateSecret just made (their answers only; other rows have none to
+// show: a stored secret is sealed and never shown again).
 func (e *Row) ViewWithSecret() WebhookEndpoint {
 	v := e.View()
-	v.Secret = e.Secret
+	v.Secret = e.shown
 	return v
 }
 

@@ -13,6 +13,7 @@ import (
 	"oficina/schema/apierr"
 	"oficina/schema/field"
 	"oficina/schema/ids"
+	"oficina/schema/secretbox"
 	"oficina/tenant"
 )
 
@@ -45,8 +46,9 @@ type WebhookSecretRotation struct {
 // Create registers an endpoint for sub after access allows its events.
 // Order: the body's own rules (422), access (403), the destination check
 // (422, it resolves the host), the plan quota (403 plan_limit_reached).
-// The owners and admins are mailed in the same transaction.
-func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpointCreate, sub Subscriber, access Access, guard URLChecker, now time.Time) (*Row, error) {
+// The owners and admins are mailed in the same transaction. The new secret
+// is stored sealed under ring and shown by the row's ViewWithSecret only.
+func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpointCreate, sub Subscriber, access Access, guard URLChecker, ring *secretbox.Keyring, now time.Time) (*Row, error) {
 	var f apierr.Fields
 	events, err := NormalizeEvents(eventNames(in.Events))
 	addField(&f, err)
@@ -86,8 +88,11 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		return nil, err
 	}
 	e := &Row{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
-		Status: StatusEnabled, Secret: secret, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
-		CreatedAt: now, UpdatedAt: now}
+		Status: StatusEnabled, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
+		CreatedAt: now, UpdatedAt: now, shown: secret}
+	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret}); err != nil {
+		return nil, err
+	}
 	if _, err := tx.NewInsert().Model(e).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("webhooks: create: %w", err)
 	}
@@ -161,8 +166,8 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "status", "disabled_reason",
-		"secret", "previous_secret", "previous_secret_expires_at", "subscriber_member_id", "subscriber_key_id",
-		"updated_at").WherePK().Exec(ctx)
+		"secret_key_id", "sealed_secret", "sealed_previous_secret", "previous_secret_expires_at",
+		"subscriber_member_id", "subscriber_key_id", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks: save %s: %w", e.ID, err)
 	}
@@ -233,8 +238,9 @@ const (
 // RotateSecret gives the endpoint a new secret. With grace > 0 the previous
 // secret keeps signing too (a second v1 signature, which Standard Webhooks
 // receivers accept) until now+grace, so receivers can switch without
-// losing deliveries; grace 0 drops it at once.
-func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duration, access Access, now time.Time) (*Row, error) {
+// losing deliveries; grace 0 drops it at once. Both are sealed again under
+// the ring's first key; the new one is shown by ViewWithSecret only.
+func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duration, access Access, ring *secretbox.Keyring, now time.Time) (*Row, error) {
 	if grace < 0 || grace > MaxSecretGrace {
 		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
 	}
@@ -249,21 +255,19 @@ func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	e.PreviousSecret, e.PreviousSecretExpiresAt = nil, nil
+	next := Secrets{Current: secret}
+	e.PreviousSecretExpiresAt = nil
 	if grace > 0 {
-		old, until := e.Secret, now.Add(grace)
-		e.PreviousSecret, e.PreviousSecretExpiresAt = &old, &until
+		old, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		until := now.Add(grace)
+		next.Previous, e.PreviousSecretExpiresAt = old.Current, &until
 	}
-	e.Secret, e.UpdatedAt = secret, now
+	if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, next); err != nil {
+		return nil, err
+	}
+	e.shown, e.UpdatedAt = secret, now
 	return e, save(ctx, tx, e)
-}
-
-// SigningSecrets are the secrets a delivery made at `at` is signed with:
-// the current one, and the previous one while its grace period lasts.
-func (e *Row) SigningSecrets(at time.Time) []string {
-	out := []string{e.Secret}
-	if e.PreviousSecret != nil && e.PreviousSecretExpiresAt != nil && at.Before(*e.PreviousSecretExpiresAt) {
-		out = append(out, *e.PreviousSecret)
-	}
-	return out
 }

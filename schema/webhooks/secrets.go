@@ -1,0 +1,304 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/secretbox"
+	"oficina/tenant"
+)
+
+// Signing secrets are sealed at rest (schema/secretbox): each one under the
+// key ring's first key, bound to its company, its endpoint and its column,
+// so the database never holds a secret in clear and a sealed value copied
+// elsewhere does not open. They are opened in Go only: by the dispatcher to
+// sign, by a rotation to keep the previous one, and by Reseal.
+
+// Associated-data labels: one per column, so the current and the previous
+// secret cannot be swapped either.
+const (
+	labelSecret   = "webhook_endpoints.sealed_secret"
+	labelPrevious = "webhook_endpoints.sealed_previous_secret"
+)
+
+// ErrNotSealed is a row written before secrets were sealed, not yet sealed
+// by the start-up step: its bytes are never used as a secret.
+var ErrNotSealed = errors.New("webhooks: endpoint secret not sealed yet")
+
+// ErrNoKeyring: a secret is to be sealed or opened without a key ring.
+var ErrNoKeyring = errors.New("webhooks: no secret key ring (OFICINA_SECRET_KEYS)")
+
+// Sealed is a sealed secret as stored (bytea). It also reads the text form
+// to_jsonb gives a bytea ("\\x…"), as the dispatcher's batched view
+// returns it.
+type Sealed []byte
+
+// UnmarshalJSON reads null or PostgreSQL's hex form of a bytea.
+func (s *Sealed) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = nil
+		return nil
+	}
+	h, ok := bytes.CutPrefix(b, []byte(`"\\x`))
+	if !ok || len(h) == 0 || h[len(h)-1] != '"' {
+		return errors.New("webhooks: sealed secret: want a bytea in hex form")
+	}
+	out := make([]byte, hex.DecodedLen(len(h)-1))
+	if _, err := hex.Decode(out, h[:len(h)-1]); err != nil {
+		return fmt.Errorf("webhooks: sealed secret: %w", err)
+	}
+	*s = out
+	return nil
+}
+
+// SealedSecrets are an endpoint's secrets as stored: both sealed under the
+// key KeyID ("" for a row not sealed yet).
+type SealedSecrets struct {
+	KeyID          string `bun:"secret_key_id,nullzero" json:"secret_key_id"`
+	SealedSecret   Sealed `bun:"sealed_secret" json:"sealed_secret"`
+	SealedPrevious Sealed `bun:"sealed_previous_secret" json:"sealed_previous_secret"`
+}
+
+// Secrets are an endpoint's secrets in clear: in memory only, for signing
+// and for the one answer that shows a new secret.
+type Secrets struct {
+	Current  string
+	Previous string // "" without one
+}
+
+// String hides the secrets, so a value printed by mistake shows none.
+func (Secrets) String() string { return "webhooks.Secrets{…}" }
+
+// GoString is String, for %#v.
+func (s Secrets) GoString() string { return s.String() }
+
+// SealSecrets seals s for the endpoint companyID/endpointID under the
+// ring's first key.
+func SealSecrets(ring *secretbox.Keyring, companyID, endpointID string, s Secrets) (SealedSecrets, error) {
+	if ring == nil {
+		return SealedSecrets{}, ErrNoKeyring
+	}
+	id, cur, err := ring.Seal([]byte(s.Current), secretbox.Bind(labelSecret, companyID, endpointID))
+	if err != nil {
+		return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
+	}
+	out := SealedSecrets{KeyID: id, SealedSecret: cur}
+	if s.Previous != "" {
+		if _, out.SealedPrevious, err = ring.Seal([]byte(s.Previous), secretbox.Bind(labelPrevious, companyID, endpointID)); err != nil {
+			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
+		}
+	}
+	return out, nil
+}
+
+// Open returns the secrets of the endpoint companyID/endpointID. A row not
+// sealed yet is ErrNotSealed; a key the ring lacks is
+// secretbox.ErrUnknownKey; a value of another row is secretbox.ErrOpen.
+func (s SealedSecrets) Open(ring *secretbox.Keyring, companyID, endpointID string) (Secrets, error) {
+	if ring == nil {
+		return Secrets{}, ErrNoKeyring
+	}
+	if s.KeyID == "" {
+		return Secrets{}, fmt.Errorf("%w: %s", ErrNotSealed, endpointID)
+	}
+	cur, err := ring.Open(s.KeyID, s.SealedSecret, secretbox.Bind(labelSecret, companyID, endpointID))
+	if err != nil {
+		return Secrets{}, fmt.Errorf("webhooks: open secret of %s: %w", endpointID, err)
+	}
+	out := Secrets{Current: string(cur)}
+	if s.SealedPrevious != nil {
+		prev, err := ring.Open(s.KeyID, s.SealedPrevious, secretbox.Bind(labelPrevious, companyID, endpointID))
+		if err != nil {
+			return Secrets{}, fmt.Errorf("webhooks: open previous secret of %s: %w", endpointID, err)
+		}
+		out.Previous = string(prev)
+	}
+	return out, nil
+}
+
+// Signing are the secrets a delivery attempted at `at` is signed with: the
+// current one, and the previous one while its rotation grace lasts.
+func (s Secrets) Signing(previousExpiresAt *time.Time, at time.Time) []string {
+	out := []string{s.Current}
+	if s.Previous != "" && previousExpiresAt != nil && at.Before(*previousExpiresAt) {
+		out = append(out, s.Previous)
+	}
+	return out
+}
+
+// ResealOptions choose what Reseal does.
+type ResealOptions struct {
+	Ring *secretbox.Keyring
+	// UnsealedOnly seals the rows written before sealing and leaves the
+	// sealed ones (the start-up step); otherwise every row not under the
+	// ring's first key is re-sealed under it (rekey).
+	UnsealedOnly bool
+	// Companies confines the pass to these companies; empty: every company
+	// with such rows.
+	Companies []string
+	// After and Limit page through the companies in id order (Limit 0: all
+	// of them); ResealResult.Next continues.
+	After string
+	Limit int
+}
+
+// ResealResult counts what a pass re-sealed.
+type ResealResult struct {
+	Companies int    // companies whose rows were re-sealed
+	Endpoints int    // endpoints re-sealed
+	Next      string // the last company visited (the next page's After)
+	More      bool   // Limit was reached: there may be more companies
+	// Failed are the rows left as they were because they do not open
+	// (the first maxFailures of them).
+	Failed []ResealFailure
+}
+
+// ResealFailure is a row Reseal could not open: under a key the ring
+// lacks (put the key back after the first and run again), or a value that
+// does not open under its key (moved or damaged: rotate its secret).
+type ResealFailure struct {
+	CompanyID  string `json:"company_id"`
+	EndpointID string `json:"endpoint_id"`
+	KeyID      string `json:"key_id"`
+	Reason     string `json:"reason"` // unknown_key, does_not_open, malformed
+}
+
+const maxFailures = 100
+
+func failureReason(err error) string {
+	switch {
+	case errors.Is(err, secretbox.ErrUnknownKey):
+		return "unknown_key"
+	case errors.Is(err, secretbox.ErrOpen):
+		return "does_not_open"
+	default:
+		return "malformed"
+	}
+}
+
+// resealPage is how many companies are listed per round trip.
+const resealPage = 100
+
+// Reseal seals, under the ring's first key, every endpoint secret that is
+// not: each company in its own transaction with its rows locked, so it is
+// idempotent and safe while other processes run it or rotate secrets. A row
+// that does not open is left as it is and reported in Failed; nothing is
+// read as plaintext but the rows not sealed yet.
+func Reseal(ctx context.Context, idb *bun.DB, o ResealOptions) (ResealResult, error) {
+	var res ResealResult
+	if o.Ring == nil {
+		return res, ErrNoKeyring
+	}
+	var keyID *string // NULL: only rows not sealed at all
+	if !o.UnsealedOnly {
+		k := o.Ring.Primary()
+		keyID = &k
+	}
+	after, visited := o.After, 0
+	for {
+		page := resealPage
+		if o.Limit > 0 {
+			page = min(page, o.Limit-visited)
+		}
+		companies, err := resealCompanies(ctx, idb, o.Companies, keyID, after, page)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range companies {
+			n, err := resealCompany(ctx, idb, o.Ring, c, o.UnsealedOnly, &res.Failed)
+			if err != nil {
+				return res, err
+			}
+			after, res.Next = c, c
+			visited++
+			if n > 0 {
+				res.Companies++
+				res.Endpoints += n
+			}
+		}
+		if len(companies) < page {
+			return res, nil
+		}
+		if o.Limit > 0 && visited >= o.Limit {
+			res.More = true
+			return res, nil
+		}
+	}
+}
+
+// resealCompanies lists up to limit companies after `after` with rows to
+// re-seal: from only when given, else through the definer door.
+func resealCompanies(ctx context.Context, idb *bun.DB, only []string, keyID *string, after string, limit int) ([]string, error) {
+	if len(only) > 0 {
+		var out []string
+		for _, c := range only {
+			if c > after && len(out) < limit {
+				out = append(out, c)
+			}
+		}
+		return out, nil
+	}
+	var out []string
+	if err := idb.NewRaw("SELECT oficina_secret_companies(?, ?, ?)", keyID, after, limit).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("webhooks: reseal: list companies: %w", err)
+	}
+	return out, nil
+}
+
+// resealCompany re-seals one company's rows in its own transaction and
+// adds the rows that do not open to failed.
+func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, companyID string, unsealedOnly bool, failed *[]ResealFailure) (int, error) {
+	n := 0
+	err := tenant.Tx(ctx, idb, companyID, func(ctx context.Context, tx bun.Tx) error {
+		var rows []Row
+		q := tx.NewSelect().Model(&rows).Column("id", "company_id", "secret_key_id", "sealed_secret", "sealed_previous_secret").
+			OrderExpr("id").For("UPDATE")
+		if unsealedOnly {
+			q = q.Where("secret_key_id IS NULL")
+		} else {
+			q = q.Where("secret_key_id IS NULL OR secret_key_id <> ?", ring.Primary())
+		}
+		if err := q.Scan(ctx); err != nil {
+			return fmt.Errorf("webhooks: reseal %s: %w", companyID, err)
+		}
+		for i := range rows {
+			e := &rows[i]
+			s, err := e.openForReseal(ring)
+			if err != nil {
+				if len(*failed) < maxFailures {
+					*failed = append(*failed, ResealFailure{CompanyID: e.CompanyID, EndpointID: e.ID, KeyID: e.KeyID,
+						Reason: failureReason(err)})
+				}
+				continue
+			}
+			if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, s); err != nil {
+				return err
+			}
+			if _, err := tx.NewUpdate().Model(e).Column("secret_key_id", "sealed_secret", "sealed_previous_secret").
+				WherePK().Exec(ctx); err != nil {
+				return fmt.Errorf("webhooks: reseal %s: %w", e.ID, err)
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// openForReseal opens a row's secrets; a row not sealed yet holds them as
+// written before sealing (the one place they are read so).
+func (e *Row) openForReseal(ring *secretbox.Keyring) (Secrets, error) {
+	if e.KeyID != "" {
+		return e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
+	}
+	if len(e.SealedSecret) == 0 {
+		return Secrets{}, fmt.Errorf("%w: %s has no secret", secretbox.ErrFormat, e.ID)
+	}
+	return Secrets{Current: string(e.SealedSecret), Previous: string(e.SealedPrevious)}, nil
+}
