@@ -25,6 +25,8 @@ actions:
   key-create       -company ID -member ID [-created-by ID] [-name N] -permissions a:b,c:d [-allowed-cidrs 10.0.0.0/8] [-expires-at 2027-01-01T00:00:00Z]
   key-rotate       -company ID -key ID [-grace-seconds 0]
   key-revoke       -company ID -key ID [-exposed]
+  secrets rekey    [-company ID] [-limit 100]   re-seal every webhook secret under the first key of the
+                   API's OFICINA_SECRET_KEYS, company by company; prints the count (docs/operating.md)
   request          METHOD PATH [JSON body]   any admin route, e.g. request GET /companies/co_…/members
 
 The token defaults to $OFICINA_ADMIN_TOKEN, then <data-dir>/admin-token (written by oficina dev).
@@ -54,6 +56,9 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return errors.New("no admin token: set OFICINA_ADMIN_TOKEN or run oficina dev first")
 		}
 		token = strings.TrimSpace(string(b))
+	}
+	if rest[0] == "secrets" {
+		return adminSecrets(ctx, adminURL+"/admin/v1", token, rest[1:], stdout)
 	}
 	method, path, body, err := adminAction(rest[0], rest[1:])
 	if err != nil {
@@ -138,28 +143,7 @@ func adminAction(action string, args []string) (method, path string, body any, e
 }
 
 func adminCall(ctx context.Context, url, token, method string, body any, stdout io.Writer) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	status, out, err := adminDo(ctx, url, token, method, body)
 	if err != nil {
 		return err
 	}
@@ -168,8 +152,36 @@ func adminCall(ctx context.Context, url, token, method string, body any, stdout 
 		out = append(pretty.Bytes(), '\n')
 	}
 	_, _ = stdout.Write(out)
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("admin API answered %s", resp.Status)
+	if status >= 300 {
+		return fmt.Errorf("admin API answered %d %s", status, http.StatusText(status))
 	}
 	return nil
+}
+
+// adminDo sends one admin API request and returns the answer's status
+// and body.
+func adminDo(ctx context.Context, url, token, method string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -237,7 +238,7 @@ func Reseal(ctx context.Context, idb *bun.DB, o ResealOptions) (ResealResult, er
 func resealCompanies(ctx context.Context, idb *bun.DB, only []string, keyID *string, after string, limit int) ([]string, error) {
 	if len(only) > 0 {
 		var out []string
-		for _, c := range only {
+		for _, c := range slices.Sorted(slices.Values(only)) {
 			if c > after && len(out) < limit {
 				out = append(out, c)
 			}
