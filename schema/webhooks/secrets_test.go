@@ -141,6 +141,15 @@ func TestSealedSecretMovedToAnotherRowDoesNotOpen(t *testing.T) {
 	if _, err := rotate(t, co, b.ID, time.Hour, ring); !errors.Is(err, secretbox.ErrOpen) {
 		t.Errorf("rotating with a moved secret: %v, want ErrOpen", err)
 	}
+	// The company is bound apart from the endpoint id: the same row moved
+	// to another company does not open either.
+	sealed, err := webhooks.SealSecrets(ring, co.Company.ID, a.ID, webhooks.Secrets{Current: a.ViewWithSecret().Secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sealed.Open(ring, other.Company.ID, a.ID); !errors.Is(err, secretbox.ErrOpen) {
+		t.Errorf("same endpoint id, another company: %v, want ErrOpen", err)
+	}
 }
 
 // A key id the ring lacks is an error: opening, and a rotation that keeps
