@@ -6,11 +6,14 @@ package testkit
 
 import (
 	"context"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
 	"oficina/ops/natsembed"
@@ -88,6 +91,33 @@ func OwnerDB(t testing.TB) *bun.DB {
 	t.Helper()
 	DB(t)
 	return shared.owner
+}
+
+// ScratchDB creates the database <test database>_<suffix>, empty and
+// migrated, drops it when the test ends and returns its owner URL: for
+// the few tests that must read a whole database, which on the shared one
+// would hold every other test's rows. suffix must be unique per test.
+func ScratchDB(t testing.TB, suffix string) string {
+	t.Helper()
+	owner := OwnerDB(t)
+	u, err := url.Parse(OwnerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/") + "_" + suffix
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	scratch, err := db.Recreate(ctx, OwnerURL(), name)
+	if err != nil {
+		t.Fatalf("testkit: scratch database: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = owner.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	if _, err := db.Migrate(ctx, scratch); err != nil {
+		t.Fatalf("testkit: scratch database: %v", err)
+	}
+	return scratch
 }
 
 // NATS starts an embedded JetStream server for one test.
