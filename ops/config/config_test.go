@@ -85,3 +85,25 @@ func TestNATSSettingsLoadAndKeepTheirSecrets(t *testing.T) {
 		t.Fatalf("redacted %q", got)
 	}
 }
+
+// OFICINA_SECRET_KEYS is read from the environment only: a flag's value
+// would show in the process list and as the default in -h.
+func TestSecretKeysFromTheEnvironmentOnly(t *testing.T) {
+	t.Parallel()
+	const ring = "k1:+8byEbbmxPZWXOJY54pmU/pZIZsiFIqVMXgUEFCt3/U="
+	c := Default()
+	if err := c.Load(func(k string) string { return map[string]string{"OFICINA_SECRET_KEYS": ring}[k] }); err != nil {
+		t.Fatal(err)
+	}
+	var help strings.Builder
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(&help)
+	c.Register(fs)
+	fs.PrintDefaults()
+	if c.SecretKeys != ring || strings.Contains(help.String(), ring) || fs.Lookup("secret-keys") != nil {
+		t.Fatalf("keys %q; help shows them or a flag exists:\n%s", c.SecretKeys, help.String())
+	}
+	if err := fs.Parse([]string{"-secret-keys", ring}); err == nil {
+		t.Fatal("a -secret-keys flag was accepted")
+	}
+}
