@@ -79,7 +79,7 @@ func (s *Server) rekey(r *http.Request) (SecretsRekeyed, error) {
 		}
 		o.Companies = []string{in.CompanyID}
 	}
-	res, err := webhooks.Reseal(r.Context(), s.deps.DB, o)
+	res, err := webhooks.Reseal(r.Context(), s.deps.Workers, o)
 	if err != nil {
 		return SecretsRekeyed{}, err
 	}

@@ -30,6 +30,7 @@ var crossCompanyCalls = []string{
 	"SELECT oficina_expired_companies(now(), 1)",
 	"SELECT oficina_mail_companies(now(), 1)",
 	"SELECT oficina_sales_overdue_companies(now())",
+	"SELECT oficina_secret_companies(NULL, '', 1)",
 	"SELECT oficina_dispatch_views(ARRAY['co_other'], ARRAY['dlv_x'], ARRAY['we_x'])",
 	"SELECT oficina_dispatch_succeeded(ARRAY['co_other'], ARRAY['att_x'], ARRAY['dlv_x'], ARRAY['we_x'], ARRAY[now()], ARRAY[200], now())",
 }

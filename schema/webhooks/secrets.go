@@ -190,7 +190,9 @@ const resealPage = 100
 // not: each company in its own transaction with its rows locked, so it is
 // idempotent and safe while other processes run it or rotate secrets. A row
 // that does not open is left as it is and reported in Failed; nothing is
-// read as plaintext but the rows not sealed yet.
+// read as plaintext but the rows not sealed yet. Without o.Companies it
+// finds the companies through a cross-company function: idb must then be
+// the worker role's pool.
 func Reseal(ctx context.Context, idb *bun.DB, o ResealOptions) (ResealResult, error) {
 	var res ResealResult
 	if o.Ring == nil {

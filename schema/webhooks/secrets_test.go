@@ -296,14 +296,14 @@ func TestRowsWrittenBeforeSealingAreSealedAtStart(t *testing.T) {
 	e := newEndpoint(t, co, ring)
 	secret, previous := e.ViewWithSecret().Secret, newEndpoint(t, co, ring).ViewWithSecret().Secret
 	legacy(t, e, secret, previous)
-	// Several processes starting at once, through the door over every
-	// company (the tests' ring is every test's, so sealing another test's
-	// row here is harmless).
+	// Several processes starting at once, through the worker's door over
+	// every company (the tests' ring is every test's, so sealing another
+	// test's row here is harmless).
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
 	for range 3 {
 		wg.Go(func() {
-			_, err := webhooks.Reseal(context.Background(), co.DB, webhooks.ResealOptions{Ring: ring, UnsealedOnly: true})
+			_, err := webhooks.Reseal(context.Background(), testkit.WorkerDB(t), webhooks.ResealOptions{Ring: ring, UnsealedOnly: true})
 			errs <- err
 		})
 	}

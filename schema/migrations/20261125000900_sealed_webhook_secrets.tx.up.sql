@@ -35,13 +35,18 @@ CREATE INDEX webhook_endpoints_unsealed ON webhook_endpoints (company_id) WHERE 
 -- after p_after in id order: the door of the start-up step (p_key_id NULL:
 -- rows not sealed at all) and of `oficina admin secrets rekey` (p_key_id the
 -- ring's first key: every row under another key, or none). Like the other
--- doors it answers company ids only; the rows are then read and re-sealed
--- under that company's policy (tenant.Tx).
+-- doors it answers company ids only, to the worker role only, and belongs to
+-- oficina_definer (trust_boundaries); the rows are then read and re-sealed
+-- under each company's policy (tenant.Tx).
+GRANT SELECT ON webhook_endpoints TO oficina_definer;
+CREATE POLICY definer_reads ON webhook_endpoints FOR SELECT TO oficina_definer USING (true);
+
 CREATE FUNCTION oficina_secret_companies(p_key_id text, p_after text, p_limit integer) RETURNS SETOF text
-  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
-  SELECT DISTINCT company_id FROM webhook_endpoints
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+  SELECT DISTINCT company_id FROM public.webhook_endpoints
    WHERE (secret_key_id IS NULL OR secret_key_id <> p_key_id) AND company_id > p_after
    ORDER BY company_id LIMIT p_limit $$;
 
-REVOKE ALL ON FUNCTION oficina_secret_companies(text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION oficina_secret_companies(text, text, integer) TO oficina_app;
+ALTER FUNCTION oficina_secret_companies(text, text, integer) OWNER TO oficina_definer;
+REVOKE ALL ON FUNCTION oficina_secret_companies(text, text, integer) FROM PUBLIC, oficina_app;
+GRANT EXECUTE ON FUNCTION oficina_secret_companies(text, text, integer) TO oficina_worker;
