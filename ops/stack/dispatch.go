@@ -39,8 +39,11 @@ func (s *Stack) startDispatch(ctx context.Context) {
 		s.log.Error("dispatcher not started", "err", err)
 		return
 	}
+	dctx, cancel := context.WithCancel(ctx)
+	s.dispatchDone, s.stopDispatch = make(chan struct{}), cancel
 	go func() {
-		if err := d.Run(ctx); err != nil {
+		defer close(s.dispatchDone)
+		if err := d.Run(dctx); err != nil {
 			s.log.Error("dispatcher stopped", "err", err)
 		}
 	}()

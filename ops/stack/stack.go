@@ -80,6 +80,11 @@ type Stack struct {
 	// own user, as `oficina dispatch` has); nil: it shares nc.
 	dispatchNATS *config.NATS
 	dispatchNC   *nats.Conn
+	// dispatchDone closes when the in-process dispatcher (dev) has
+	// stopped: its sends in flight are recorded before the database
+	// and NATS close under it.
+	dispatchDone chan struct{}
+	stopDispatch context.CancelFunc
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
@@ -341,6 +346,10 @@ func openWorkers(ctx context.Context, cfg config.Config, conns int) (*bun.DB, er
 }
 
 func (s *Stack) close() {
+	if s.dispatchDone != nil {
+		s.stopDispatch()
+		<-s.dispatchDone // it hands its partitions back and finishes its sends first
+	}
 	if s.sweeper != nil {
 		s.sweeper()
 	}
