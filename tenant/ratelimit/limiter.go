@@ -3,7 +3,9 @@
 //   - Limiter: a company's requests in a sliding window (the last 60 s),
 //     exact across API processes: each budget is one JetStream KV entry
 //     holding the log of the requests it counted, changed only by
-//     compare-and-swap on its revision (docs/decisions).
+//     compare-and-swap on its revision (docs/decisions 0009). While that
+//     store is unreachable each process enforces its share of the ceiling
+//     in process (Presence says how many share it; decision 0017).
 //   - Throttle: authentication failures per client address, in process.
 //
 // Both read an injected clock so tests move time instead of waiting.
@@ -13,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,9 +29,26 @@ type Config struct {
 	// should agree on the time (NTP): a skew of d moves the window's edge
 	// by d for the requests that process counts.
 	Now func() time.Time
-	// Timeout bounds one store operation (default 1 s).
+	// Timeout bounds one store round trip (default 100 ms): past it the
+	// request is decided by this process's share instead.
 	Timeout time.Duration
+	// Backoff is how long after a failed round trip requests are decided
+	// by the share without trying the store (default 1 s), so a store
+	// that hangs costs one Timeout a Backoff, not one a request.
+	Backoff time.Duration
+	// Presence says which share of a ceiling is this process's while the
+	// store is unreachable. Nil: the whole ceiling (a process alone).
+	Presence *Presence
+	// Log is told when decisions move to the share and back (default
+	// slog.Default()).
+	Log *slog.Logger
 }
+
+// Defaults of Config.
+const (
+	DefaultTimeout = 100 * time.Millisecond
+	DefaultBackoff = time.Second
+)
 
 // Decision is the outcome of one request against a budget.
 type Decision struct {
@@ -39,6 +60,10 @@ type Decision struct {
 	// spent, until the request whose departure lets one more in leaves —
 	// which is then exactly when a retry succeeds.
 	Reset time.Duration
+	// Local: the shared budget was unreachable, and the request was
+	// decided by this process's share of the ceiling (Limit is still the
+	// ceiling; Remaining and Reset are this process's).
+	Local bool
 }
 
 // ResetSeconds is Reset rounded up to whole seconds (RateLimit-Reset and
@@ -47,8 +72,9 @@ func (d Decision) ResetSeconds() int {
 	return int((d.Reset + time.Second - 1) / time.Second)
 }
 
-// ErrContention is returned when a budget kept changing under us (other
-// processes) for every attempt; callers fail open.
+// ErrContention is the failure of a batch whose budget kept changing under
+// us (other processes) for every attempt; the batch is then decided by the
+// share.
 var ErrContention = errors.New("ratelimit: budget changed on every attempt")
 
 // maxAttempts bounds compare-and-swap rounds for one batch.
@@ -67,6 +93,13 @@ type Limiter struct {
 	store Store
 	cfg   Config
 
+	// downUntil (Unix ns on cfg.Now) is when the store may be tried again
+	// after a failure; trouble is when the store was last known
+	// unreachable; local says decisions are on the share (for the log).
+	downUntil atomic.Int64
+	trouble   atomic.Int64
+	local     atomic.Bool
+
 	mu      sync.Mutex
 	lines   map[string]*line
 	sweptAt time.Time
@@ -83,6 +116,11 @@ type line struct {
 	known bool
 	state []byte
 	rev   uint64
+
+	// own is what this process allowed (stored or not), its most recent
+	// `limit`: while the store is unreachable, and for a window after, the
+	// process allows only while own holds fewer than its share.
+	own window
 }
 
 type waiter struct {
@@ -90,7 +128,6 @@ type waiter struct {
 	wake  chan struct{}
 	done  bool
 	d     Decision
-	err   error
 }
 
 // New returns a limiter over store.
@@ -102,7 +139,13 @@ func New(store Store, cfg Config) *Limiter {
 		cfg.Now = time.Now
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = time.Second
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	return &Limiter{store: store, cfg: cfg, lines: map[string]*line{}}
 }
@@ -112,7 +155,8 @@ func (l *Limiter) Window() time.Duration { return l.cfg.Window }
 
 // Take counts one request against the budget key whose ceiling is limit
 // (> 0) and says whether it may go on. A refused request is not counted.
-// On a store error the decision is unknown; callers choose to fail open.
+// It fails only for a limit that is not positive: when the store cannot
+// decide, this process's share does (Decision.Local).
 func (l *Limiter) Take(ctx context.Context, key string, limit int) (Decision, error) {
 	if limit <= 0 {
 		return Decision{}, fmt.Errorf("ratelimit: limit %d must be positive", limit)
@@ -126,14 +170,14 @@ func (l *Limiter) Take(ctx context.Context, key string, limit int) (Decision, er
 		ln.mu.Unlock()
 		<-w.wake
 		if w.done {
-			return w.d, w.err
+			return w.d, nil
 		}
 	} else {
 		ln.busy = true
 		ln.mu.Unlock()
 	}
 	l.lead(ctx, key, ln)
-	return w.d, w.err
+	return w.d, nil
 }
 
 // lead decides the queued batch (which holds the leader itself), wakes its
@@ -143,11 +187,19 @@ func (l *Limiter) lead(ctx context.Context, key string, ln *line) {
 	batch := ln.queue
 	ln.queue = nil
 	ln.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
-	l.decide(ctx, key, ln, batch)
-	cancel()
-
+	if err := l.storeDown(); err != nil {
+		l.decideLocal(ln, batch, err)
+	} else {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
+		err := l.decide(ctx, key, ln, batch)
+		cancel()
+		if err != nil {
+			l.failed(err)
+			l.decideLocal(ln, batch, err)
+		} else if l.local.CompareAndSwap(true, false) {
+			l.cfg.Log.Info("rate limits: shared budget reachable again; shares still apply for one window")
+		}
+	}
 	for _, w := range batch {
 		w.done = true
 	}
@@ -168,20 +220,16 @@ func (l *Limiter) lead(ctx context.Context, key string, ln *line) {
 }
 
 // decide runs compare-and-swap rounds until the batch's decisions are
-// stored (or need no storing).
-func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*waiter) {
-	fail := func(err error) {
-		ln.known = false
-		for _, w := range batch {
-			w.d, w.err = Decision{}, err
-		}
-	}
+// stored (or need no storing). Within a window of the store being
+// unreachable, a request also needs room in this process's share (see
+// decideLocal). An error leaves the batch undecided.
+func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*waiter) error {
 	for range maxAttempts {
 		if !ln.known {
 			state, rev, err := l.store.Load(ctx, key)
 			if err != nil {
-				fail(err)
-				return
+				ln.known = false
+				return err
 			}
 			ln.state, ln.rev, ln.known = state, rev, true
 		}
@@ -190,14 +238,24 @@ func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*wai
 			win = window{} // unreadable state counts nothing rather than blocking the company
 		}
 		now := l.cfg.Now()
-		counted, keep := false, 0
+		ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
+		capped := l.capped(now)
+		counted, keep, added := false, 0, 0
 		for _, w := range batch {
-			w.d = l.take(&win, now, w.limit)
-			counted = counted || w.d.Allowed
+			d := l.judge(&win, ms, w.limit, 0)
+			if capped {
+				d = combine(d, l.judgeShare(&ln.own, ms, w.limit, added))
+			}
+			if d.Allowed {
+				win.add(quantize(ms, w.limit, span))
+				added++
+			}
+			w.d = d
+			counted = counted || d.Allowed
 			keep = max(keep, w.limit)
 		}
 		if !counted {
-			return
+			return nil
 		}
 		win.keepLast(keep)
 		state := win.encode()
@@ -207,31 +265,41 @@ func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*wai
 			ln.known = false
 			continue
 		case err != nil:
-			fail(err)
-			return
+			ln.known = false
+			return err
 		}
 		ln.state, ln.rev = state, rev
-		return
+		for _, w := range batch {
+			if w.d.Allowed {
+				ln.own.add(quantize(ms, w.limit, span))
+			}
+		}
+		ln.own.keepLast(keep)
+		return nil
 	}
-	fail(ErrContention)
+	ln.known = false
+	return ErrContention
 }
 
-// take decides one request at now against win and counts it when allowed.
-func (l *Limiter) take(win *window, now time.Time, limit int) Decision {
+// judge decides one request at ms against win without counting it: win
+// already holds extra more requests at ms than it says (this batch's).
+func (l *Limiter) judge(win *window, ms int64, limit, extra int) Decision {
 	span := l.cfg.Window.Milliseconds()
-	ms := now.UnixMilli()
 	win.prune(ms - span)
-	c := win.total()
+	held := win.total()
+	c := held + extra
 	d := Decision{Limit: limit}
 	if c < limit {
-		win.add(quantize(ms, limit, span))
 		c++
 		d.Allowed = true
 	}
 	d.Remaining = max(0, limit-c)
 	// With room left the next slot opens when the oldest leaves; when
 	// full, when the request at c-limit (oldest first) does.
-	at := win.nth(max(0, c-limit))
+	at := ms
+	if i := max(0, c-limit); i < held {
+		at = win.nth(i)
+	}
 	d.Reset = time.Duration(at+span-ms) * time.Millisecond
 	return d
 }

@@ -35,6 +35,11 @@ type KV struct {
 	// server outside a cluster, and without it every company would stay
 	// unlimited (the limiter fails open) until the API restarted.
 	Recreate func(context.Context) (jetstream.KeyValue, error)
+	// Connected, when set, says whether NATS is reachable (nats.Conn's
+	// IsConnected): while it says no, Load and Swap fail at once with
+	// ErrUnavailable instead of queueing a request that waits for its
+	// deadline.
+	Connected func() bool
 
 	mu        sync.Mutex // one recreation at a time
 	recreated time.Time
@@ -69,8 +74,13 @@ func (s *KV) bucket(ctx context.Context, err error) (jetstream.KeyValue, bool) {
 	return kv, true
 }
 
+func (s *KV) unavailable() bool { return s.Connected != nil && !s.Connected() }
+
 // Load implements Store.
 func (s *KV) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	if s.unavailable() {
+		return nil, 0, ErrUnavailable
+	}
 	e, err := (*s.kv.Load()).Get(ctx, key)
 	if kv, again := s.bucket(ctx, err); again {
 		e, err = kv.Get(ctx, key)
@@ -87,6 +97,9 @@ func (s *KV) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 // Swap implements Store. Revision 0 creates (which also steps over a delete
 // marker); others update.
 func (s *KV) Swap(ctx context.Context, key string, state []byte, rev uint64) (uint64, error) {
+	if s.unavailable() {
+		return 0, ErrUnavailable
+	}
 	var (
 		n   uint64
 		err error

@@ -1,0 +1,140 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrUnavailable is a store that knows it cannot answer (NATS
+// disconnected): the request is decided by the share at once instead of
+// waiting for a deadline.
+var ErrUnavailable = errors.New("ratelimit: shared budget unreachable")
+
+// errBackoff is why a request did not try the store: a recent failure.
+var errBackoff = errors.New("ratelimit: shared budget failed recently")
+
+// Unreachable notes that the shared budget is, or just was, out of reach
+// (the stack calls it on every change of the NATS connection's state):
+// from now until one window has passed, every decision also keeps to this
+// process's share. What the shares allowed meanwhile is not in the shared
+// log, and a NATS restart may lose the log itself; a window later both
+// have left it.
+func (l *Limiter) Unreachable() {
+	l.trouble.Store(l.cfg.Now().UnixNano())
+}
+
+// capped says whether decisions keep to the share at now.
+func (l *Limiter) capped(now time.Time) bool {
+	t := l.trouble.Load()
+	return t != 0 && now.UnixNano() < t+int64(l.cfg.Window)
+}
+
+// storeDown says why the store is not to be tried now, or nil.
+func (l *Limiter) storeDown() error {
+	if l.cfg.Now().UnixNano() < l.downUntil.Load() {
+		return errBackoff
+	}
+	return nil
+}
+
+// failed notes a failed round trip. Unless the store knew at once that it
+// was unavailable, requests skip it for Backoff: a store that hangs then
+// costs one Timeout a Backoff rather than one a request.
+func (l *Limiter) failed(err error) {
+	l.Unreachable()
+	if !errors.Is(err, ErrUnavailable) {
+		l.downUntil.Store(l.cfg.Now().Add(l.cfg.Backoff).UnixNano())
+	}
+}
+
+// decideLocal decides the batch by this process's share of each ceiling:
+// allowed while what this process allowed in the window (before the
+// outage too) is under its share. The shares of the live processes add
+// up to the ceiling, so together they never allow more than it in any
+// window, whatever the balancer sends where (decision 0017).
+func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
+	if len(batch) == 0 {
+		return
+	}
+	if !l.local.Swap(true) {
+		l.cfg.Log.Warn("rate limits: shared budget unreachable; each company gets this process's share of its ceiling",
+			"processes", l.cfg.Presence.Processes(), "error", cause)
+	}
+	now := l.cfg.Now()
+	ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
+	keep := 0
+	for _, w := range batch {
+		d := l.judgeShare(&ln.own, ms, w.limit, 0)
+		if d.Allowed {
+			ln.own.add(quantize(ms, w.limit, span))
+		}
+		d.Local = true
+		w.d = d
+		keep = max(keep, w.limit)
+	}
+	ln.own.keepLast(keep)
+}
+
+// judgeShare decides one request at ms against this process's share of
+// limit, given what it allowed (own, plus extra at ms). Limit stays the
+// ceiling: it is the company's, whichever process answers.
+func (l *Limiter) judgeShare(own *window, ms int64, limit, extra int) Decision {
+	share := l.cfg.Presence.Share(limit)
+	if share <= 0 {
+		// More processes than requests a window: this one has none of
+		// them; the others do.
+		return Decision{Limit: limit, Reset: l.cfg.Window}
+	}
+	d := l.judge(own, ms, share, extra)
+	d.Limit = limit
+	return d
+}
+
+// combine is the decision of a request that needs room both in the
+// shared log (s) and in this process's share (o).
+func combine(s, o Decision) Decision {
+	d := s
+	d.Allowed = s.Allowed && o.Allowed
+	switch {
+	case d.Allowed:
+		d.Remaining = min(s.Remaining, o.Remaining)
+		d.Reset = min(s.Reset, o.Reset)
+	case s.Allowed:
+		d.Remaining, d.Reset = 0, o.Reset
+	case o.Allowed:
+		d.Remaining, d.Reset = 0, s.Reset
+	default:
+		d.Remaining, d.Reset = 0, max(s.Reset, o.Reset)
+	}
+	return d
+}
+
+// Run keeps this process's presence (Config.Presence) until ctx ends,
+// then withdraws it. Without a presence it returns at once.
+func (l *Limiter) Run(ctx context.Context) {
+	p := l.cfg.Presence
+	if p == nil {
+		return
+	}
+	t := time.NewTicker(p.cfg.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = p.Leave(lctx)
+			cancel()
+			return
+		case <-t.C:
+		}
+		bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
+		if err := p.Beat(bctx); err != nil {
+			l.Unreachable()
+			if !errors.Is(err, ErrUnavailable) {
+				l.cfg.Log.Debug("rate limits: presence not renewed", "error", err)
+			}
+		}
+		cancel()
+	}
+}

@@ -1,0 +1,231 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/ops/testkit"
+	"oficina/streams/jsconfig"
+	"oficina/tenant/ratelimit"
+)
+
+// apiProcess is one API process's limiter on NATS, as ops/stack builds it.
+type apiProcess struct {
+	nc    *nats.Conn
+	store *countingStore
+	pres  *ratelimit.Presence
+	lim   *ratelimit.Limiter
+}
+
+// countingStore counts the round trips the limiter starts.
+type countingStore struct {
+	*ratelimit.KV
+	calls atomic.Int64
+}
+
+func (c *countingStore) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	c.calls.Add(1)
+	return c.KV.Load(ctx, key)
+}
+
+func (c *countingStore) Swap(ctx context.Context, key string, state []byte, rev uint64) (uint64, error) {
+	c.calls.Add(1)
+	return c.KV.Swap(ctx, key, state, rev)
+}
+
+func newAPIProcess(t *testing.T, url, id string, clk *clock) *apiProcess {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := jsconfig.EnsureRateLimit(context.Background(), js, jsconfig.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{KV: ratelimit.NewKV(kv)}
+	store.Connected = nc.IsConnected
+	store.Recreate = func(ctx context.Context) (jetstream.KeyValue, error) {
+		return jsconfig.EnsureRateLimit(ctx, js, jsconfig.Config{})
+	}
+	pres := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Now: clk.Now})
+	return &apiProcess{nc: nc, store: store, pres: pres,
+		lim: ratelimit.New(store, ratelimit.Config{Now: clk.Now, Presence: pres})}
+}
+
+func (p *apiProcess) take(t *testing.T, key string, limit int) ratelimit.Decision {
+	t.Helper()
+	d, err := p.lim.Take(context.Background(), key, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Issue 15 item 6: while NATS is down the company's ceiling still holds
+// across API processes: each allows its share (ceiling/N, the remainder to
+// the first by id) counting what it allowed before the outage, the answers
+// keep their RateLimit values, and the limiter does not even send a request
+// to the stopped server. After NATS is back (its memory bucket lost) the
+// shares still hold for a window, then the shared budget alone decides.
+func TestCeilingHoldsAcrossProcessesWhileNATSIsDown(t *testing.T) {
+	t.Parallel()
+	ns := testkit.NewRestartableNATS(t)
+	clk := newClock()
+	a, b := newAPIProcess(t, ns.URL(), "a", clk), newAPIProcess(t, ns.URL(), "b", clk)
+	ctx := context.Background()
+	for _, p := range []*apiProcess{a, b, a} { // a sees b only at its second heartbeat
+		if err := p.pres.Beat(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.pres.Processes() != 2 || b.pres.Processes() != 2 || a.pres.Share(9) != 5 || b.pres.Share(9) != 4 {
+		t.Fatalf("processes %d/%d, shares of 9: %d/%d, want 2/2 and 5/4", a.pres.Processes(), b.pres.Processes(),
+			a.pres.Share(9), b.pres.Share(9))
+	}
+	const ceiling = 9
+	for i := range 3 { // before the outage, through the shared budget
+		if d := a.take(t, "co_out", ceiling); !d.Allowed || d.Local || d.Remaining != ceiling-1-i {
+			t.Fatalf("before the outage, request %d: %+v", i, d)
+		}
+	}
+
+	ns.Stop()
+	testkit.Eventually(t, "both processes to see NATS gone", func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() })
+	if _, _, err := a.store.Load(ctx, "co_out"); !errors.Is(err, ratelimit.ErrUnavailable) {
+		t.Fatalf("load during the outage: %v, want ErrUnavailable without a round trip", err)
+	}
+	allowed := map[*apiProcess]int{}
+	for i := range 20 {
+		clk.Advance(100 * time.Millisecond)
+		p := []*apiProcess{a, b}[i%2]
+		d := p.take(t, "co_out", ceiling)
+		if !d.Local || d.Limit != ceiling {
+			t.Fatalf("during the outage, request %d: %+v, want a local decision with the ceiling as limit", i, d)
+		}
+		if d.Allowed {
+			allowed[p]++
+		} else if d.Remaining != 0 || d.ResetSeconds() < 58 || d.ResetSeconds() > 60 {
+			t.Fatalf("refusal %d: %+v, want remaining 0 and reset when this process's oldest leaves", i, d)
+		}
+	}
+	if allowed[a] != 2 || allowed[b] != 4 {
+		t.Fatalf("allowed during the outage: a %d, b %d; want a 2 (share 5, 3 used before) and b 4: 9 in all",
+			allowed[a], allowed[b])
+	}
+
+	ns.Start(t)
+	testkit.Eventually(t, "both processes to reconnect", func() bool { return a.nc.IsConnected() && b.nc.IsConnected() })
+	for _, p := range []*apiProcess{a, b} {
+		d := p.take(t, "co_out", ceiling)
+		if d.Allowed || d.Local {
+			t.Fatalf("just after the outage: %+v, want refused through the shared budget (the share is spent)", d)
+		}
+	}
+	clk.Advance(time.Minute + time.Second)
+	if d := a.take(t, "co_out", ceiling); !d.Allowed || d.Local || d.Remaining != ceiling-1 {
+		t.Fatalf("a window later: %+v, want the shared budget alone", d)
+	}
+}
+
+// Issue 15 item 6: a NATS that stops answering without closing the
+// connection costs one store deadline, then requests are decided by the
+// share without trying the store until the backoff has passed.
+func TestHungNATSIsTriedOncePerBackoff(t *testing.T) {
+	t.Parallel()
+	ns := testkit.NATS(t)
+	proxy := testkit.NewProxy(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
+	clk := newClock()
+	p := newAPIProcess(t, "nats://"+proxy.Addr(), "solo", clk)
+	if d := p.take(t, "co_hung", 3); !d.Allowed || d.Local {
+		t.Fatalf("before: %+v", d)
+	}
+	proxy.Pause()
+	before := p.store.calls.Load()
+	if d := p.take(t, "co_hung", 3); !d.Allowed || !d.Local || d.Remaining != 1 {
+		t.Fatalf("first request on a hung NATS: %+v, want allowed by the share (alone: the whole ceiling)", d)
+	}
+	if n := p.store.calls.Load() - before; n != 1 {
+		t.Fatalf("%d round trips started, want 1", n)
+	}
+	for range 3 {
+		p.take(t, "co_hung", 3)
+	}
+	if n := p.store.calls.Load() - before; n != 1 {
+		t.Fatalf("%d round trips started within the backoff, want still 1", n)
+	}
+	clk.Advance(ratelimit.DefaultBackoff)
+	proxy.Restore()
+	if d := p.take(t, "co_hung", 3); d.Local || d.Allowed {
+		t.Fatalf("after the backoff, NATS answering again: %+v, want a stored decision (refused: the share is spent)", d)
+	}
+	if n := p.store.calls.Load() - before; n < 2 {
+		t.Fatalf("%d round trips after the backoff, want the store tried again", n)
+	}
+}
+
+// Decision 0017: the shares of the processes add up to the ceiling for
+// any ceiling; a process that leaves or falls silent stops counting; a
+// process that never reached the store counts alone.
+func TestPresenceSharesAddUpToTheCeiling(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	store := ratelimit.NewMemory()
+	ctx := context.Background()
+	var ps []*ratelimit.Presence
+	for _, id := range []string{"p1", "p2", "p3"} {
+		ps = append(ps, ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Now: clk.Now, Every: time.Second}))
+	}
+	if got := ps[0].Share(10); got != 10 {
+		t.Fatalf("before any heartbeat: share %d, want the whole ceiling", got)
+	}
+	beat := func(ps ...*ratelimit.Presence) {
+		for _, p := range ps {
+			if err := p.Beat(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	beat(ps[0], ps[1], ps[2], ps[0], ps[1])
+	for ceiling := 1; ceiling <= 20; ceiling++ {
+		sum := 0
+		for _, p := range ps {
+			if p.Processes() != 3 {
+				t.Fatalf("%s sees %d processes", p.ID(), p.Processes())
+			}
+			sum += p.Share(ceiling)
+		}
+		if sum != ceiling {
+			t.Fatalf("shares of %d add up to %d", ceiling, sum)
+		}
+	}
+	if err := ps[2].Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	beat(ps[0], ps[1])
+	if ps[0].Processes() != 2 || ps[0].Share(10)+ps[1].Share(10) != 10 {
+		t.Fatalf("after p3 left: %d processes, shares %d+%d", ps[0].Processes(), ps[0].Share(10), ps[1].Share(10))
+	}
+	clk.Advance(2 * time.Second)
+	beat(ps[0])
+	if ps[0].Processes() != 2 {
+		t.Fatalf("p2 silent for less than Stale: %d processes, want 2", ps[0].Processes())
+	}
+	clk.Advance(2 * time.Second)
+	beat(ps[0])
+	if ps[0].Processes() != 1 || ps[0].Share(10) != 10 {
+		t.Fatalf("p2 silent past Stale: %d processes, share %d; want 1 and the whole ceiling", ps[0].Processes(), ps[0].Share(10))
+	}
+}
