@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,20 +15,43 @@ import (
 	"oficina/tenant"
 )
 
-// DefaultPublishTimeout bounds one AfterCommit (publish and mark).
-const DefaultPublishTimeout = 5 * time.Second
+// Publish bounds.
+const (
+	// DefaultPublishWait is how long a request waits, after its commit,
+	// for JetStream to acknowledge its messages; past it the request
+	// answers and the acknowledgements (and the mark) are awaited in the
+	// background.
+	DefaultPublishWait = 100 * time.Millisecond
+	// DefaultPublishTimeout bounds one AfterCommit in all (publish and
+	// mark); what is not acknowledged by then is left to the relay.
+	DefaultPublishTimeout = 5 * time.Second
+	// maxOutstanding is how many messages may await their
+	// acknowledgement before further writes leave theirs to the relay at
+	// once: NATS that accepts but does not answer would otherwise fill
+	// memory, and at the client's own cap a publish blocks.
+	maxOutstanding = 2000
+)
 
 // Publisher publishes what a committed write recorded, right after commit:
 // each event on EVENTS and each delivery on DELIVERIES, with Nats-Msg-Id =
 // event id / delivery id, then marks the rows published. A failure only
 // logs: the rows stay unpublished and the Relay sends them later, and a
 // message sent twice is dropped by JetStream's duplicate window.
+//
+// A write never waits on NATS for long: while the connection is down
+// nothing is sent (the relay publishes once it is back), and a publish
+// whose acknowledgement takes longer than DefaultPublishWait is finished
+// in the background.
 type Publisher struct {
 	db      *bun.DB
 	js      jetstream.JetStream
 	log     *slog.Logger
 	now     func() time.Time
+	wait    time.Duration
 	timeout time.Duration
+	// left says writes are leaving their events to the relay (NATS
+	// unreachable), so that is logged once per outage, not per write.
+	left atomic.Bool
 }
 
 // NewPublisher returns a publisher over db (the app pool) and js.
@@ -35,7 +59,7 @@ func NewPublisher(db *bun.DB, js jetstream.JetStream, log *slog.Logger) *Publish
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Publisher{db: db, js: js, log: log, now: time.Now, timeout: DefaultPublishTimeout}
+	return &Publisher{db: db, js: js, log: log, now: time.Now, wait: DefaultPublishWait, timeout: DefaultPublishTimeout}
 }
 
 // AfterCommit publishes rs; it implements the API's publisher hook.
@@ -43,20 +67,73 @@ func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 	if len(rs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	if err := p.Publish(ctx, rs); err != nil {
-		p.log.WarnContext(ctx, "events: publish after commit failed; the relay will retry", "error", err)
+	if p.disconnected() {
+		p.leave(ctx, ErrDisconnected)
+		return
 	}
+	if p.js.PublishAsyncPending() >= maxOutstanding {
+		p.leave(ctx, errTooManyOutstanding)
+		return
+	}
+	msgs, err := messages(rs)
+	if err != nil {
+		p.log.ErrorContext(ctx, "events: publish after commit", "error", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	b := startPublish(p.js, msgs)
+	wctx, wcancel := context.WithTimeout(ctx, p.wait)
+	settled := b.await(wctx)
+	wcancel()
+	if settled {
+		p.finish(ctx, b)
+		cancel()
+		return
+	}
+	go func() {
+		defer cancel()
+		if !b.await(ctx) {
+			b.errs = append(b.errs, fmt.Errorf("streams: publish: %w", ctx.Err()))
+		}
+		p.finish(ctx, b)
+	}()
+}
+
+// finish marks what was acknowledged and logs what was not.
+func (p *Publisher) finish(ctx context.Context, b *inflight) {
+	err := errors.Join(append(b.errs, p.mark(ctx, b.acked))...)
+	switch {
+	case err != nil && len(b.acked) == 0:
+		p.leave(ctx, err)
+	case err != nil:
+		p.log.WarnContext(ctx, "events: publish after commit failed in part; the relay will retry", "error", err)
+	case p.left.CompareAndSwap(true, false):
+		p.log.InfoContext(ctx, "events: published after commit again")
+	}
+}
+
+// leave notes that a write's events are left to the relay, once per
+// outage in the log.
+func (p *Publisher) leave(ctx context.Context, err error) {
+	if !p.left.Swap(true) {
+		p.log.WarnContext(ctx, "events: not published after commit; the relay publishes them once NATS answers", "error", err)
+	}
+}
+
+func (p *Publisher) disconnected() bool {
+	nc := p.js.Conn()
+	return nc != nil && !nc.IsConnected()
 }
 
 // ErrDisconnected is returned by Publish while NATS is unreachable: the
 // write's answer is not held up waiting for it; the relay publishes later.
 var ErrDisconnected = errors.New("streams: NATS disconnected")
 
+var errTooManyOutstanding = errors.New("streams: too many publishes awaiting their acknowledgement")
+
 // Publish sends rs and marks what JetStream acknowledged as published.
 func (p *Publisher) Publish(ctx context.Context, rs []Recorded) error {
-	if nc := p.js.Conn(); nc != nil && !nc.IsConnected() {
+	if p.disconnected() {
 		return ErrDisconnected
 	}
 	msgs, err := messages(rs)
@@ -64,49 +141,79 @@ func (p *Publisher) Publish(ctx context.Context, rs []Recorded) error {
 		return err
 	}
 	acked, pubErr := publishAll(ctx, p.js, msgs)
+	return errors.Join(p.mark(ctx, acked), pubErr)
+}
+
+// mark records acked as published, each company's in its own short
+// transaction sent in one message.
+func (p *Publisher) mark(ctx context.Context, acked []outMsg) error {
 	byCompany := map[string][]outMsg{}
 	for _, m := range acked {
 		byCompany[m.company] = append(byCompany[m.company], m)
 	}
 	var errs []error
 	for co, ms := range byCompany {
-		// The mark is its own short transaction, sent in one message.
 		q, args := markStatements(ms, p.now())
 		if err := tenant.Exec(ctx, p.db, co, q, args...); err != nil {
 			errs = append(errs, fmt.Errorf("streams: mark published: %w", err))
 		}
 	}
-	return errors.Join(append(errs, pubErr)...)
+	return errors.Join(errs...)
 }
 
-// publishAll publishes msgs asynchronously and waits for every ack; it
-// returns the acknowledged ones (a duplicate counts: JetStream has it).
-func publishAll(ctx context.Context, js jetstream.JetStream, msgs []outMsg) ([]outMsg, error) {
-	futures := make([]jetstream.PubAckFuture, len(msgs))
-	var errs []error
+// inflight is a set of messages published asynchronously, awaited in one
+// or more steps.
+type inflight struct {
+	msgs    []outMsg
+	futures []jetstream.PubAckFuture
+	next    int // futures before next are settled
+	acked   []outMsg
+	errs    []error
+}
+
+// startPublish publishes msgs asynchronously. A client with too many
+// acknowledgements outstanding refuses at once instead of stalling.
+func startPublish(js jetstream.JetStream, msgs []outMsg) *inflight {
+	b := &inflight{msgs: msgs, futures: make([]jetstream.PubAckFuture, len(msgs)), acked: make([]outMsg, 0, len(msgs))}
 	for i, m := range msgs {
-		f, err := js.PublishMsgAsync(m.msg)
+		f, err := js.PublishMsgAsync(m.msg, jetstream.WithStallWait(time.Millisecond))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("streams: publish %s: %w", m.msg.Subject, err))
+			b.errs = append(b.errs, fmt.Errorf("streams: publish %s: %w", m.msg.Subject, err))
 			continue
 		}
-		futures[i] = f
+		b.futures[i] = f
 	}
-	acked := make([]outMsg, 0, len(msgs))
-	for i, f := range futures {
+	return b
+}
+
+// await waits until every message is acknowledged or refused, or ctx
+// ends; it says whether every one is settled.
+func (b *inflight) await(ctx context.Context) bool {
+	for ; b.next < len(b.futures); b.next++ {
+		f := b.futures[b.next]
 		if f == nil {
 			continue
 		}
 		select {
 		case <-f.Ok():
-			acked = append(acked, msgs[i])
+			b.acked = append(b.acked, b.msgs[b.next])
 		case err := <-f.Err():
-			errs = append(errs, fmt.Errorf("streams: publish %s: %w", msgs[i].msg.Subject, err))
+			b.errs = append(b.errs, fmt.Errorf("streams: publish %s: %w", b.msgs[b.next].msg.Subject, err))
 		case <-ctx.Done():
-			return acked, errors.Join(append(errs, fmt.Errorf("streams: publish: %w", ctx.Err()))...)
+			return false
 		}
 	}
-	return acked, errors.Join(errs...)
+	return true
+}
+
+// publishAll publishes msgs asynchronously and waits for every ack; it
+// returns the acknowledged ones (a duplicate counts: JetStream has it).
+func publishAll(ctx context.Context, js jetstream.JetStream, msgs []outMsg) ([]outMsg, error) {
+	b := startPublish(js, msgs)
+	if !b.await(ctx) {
+		b.errs = append(b.errs, fmt.Errorf("streams: publish: %w", ctx.Err()))
+	}
+	return b.acked, errors.Join(b.errs...)
 }
 
 // markPublished records, in tx, that ms are in JetStream (one round trip).

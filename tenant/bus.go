@@ -39,10 +39,17 @@ func NewBus(auth *Authenticator, nc *nats.Conn) (*Bus, error) {
 
 // Changed invalidates companyID here and in every process; it returns once
 // the server has the message, so a caller that answers afterwards knows the
-// change applies to the very next request anywhere.
+// change applies to the very next request anywhere. While NATS is
+// disconnected it sends nothing: elsewhere the change applies once cached
+// principals expire (AuthCacheTTL, 5 s by default).
 func (b *Bus) Changed(ctx context.Context, companyID string) error {
 	b.auth.Invalidate(companyID)
 	if b.nc == nil {
+		return nil
+	}
+	if !b.nc.IsConnected() {
+		// NATS unreachable: a write does not wait on it. The other
+		// processes drop their cached principals within AuthCacheTTL.
 		return nil
 	}
 	if err := b.nc.Publish(ChangedSubject, []byte(companyID)); err != nil {

@@ -1,0 +1,96 @@
+package streams_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/ops/testkit"
+	"oficina/streams"
+	"oficina/streams/jsconfig"
+)
+
+// connectJS connects to url (reconnecting forever, quickly) and ensures
+// Oficina's streams.
+func connectJS(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsconfig.Ensure(context.Background(), js, jsconfig.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// Issue 15 item 6: a NATS that accepts messages but does not acknowledge
+// them does not hold the write: AfterCommit returns while the
+// acknowledgements are still outstanding, and they are awaited (and the
+// rows marked) in the background once NATS answers.
+func TestAfterCommitDoesNotWaitForAnAcknowledgement(t *testing.T) {
+	t.Parallel()
+	co := newCompany(t)
+	ns := testkit.NATS(t)
+	proxy := testkit.NewProxy(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
+	_, js := connectJS(t, "nats://"+proxy.Addr())
+	endpoint(t, co, true, "client.*")
+	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_hung"}})
+	proxy.Pause()
+	streams.NewPublisher(co.DB, js, nil).AfterCommit(context.Background(), rs)
+	// Nothing can have been acknowledged: the proxy holds every byte.
+	if n := js.PublishAsyncPending(); n != 2 {
+		t.Fatalf("%d publishes outstanding when the write answered, want its 2 (event and delivery)", n)
+	}
+	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt != nil {
+		t.Fatalf("outbox %+v", ev)
+	}
+	proxy.Restore()
+	testkit.Eventually(t, "the background to mark the rows published", func() bool {
+		ev, ds := outbox(t, co), deliveries(t, co)
+		return len(ev) == 1 && ev[0].PublishedAt != nil && len(ds) == 1 && ds[0].PublishedAt != nil
+	})
+}
+
+// Issue 15 item 6: while NATS is down a write sends nothing (not even into
+// the client's reconnect buffer) and answers at once; its rows stay
+// unpublished, and the relay publishes them once NATS is back.
+func TestAfterCommitWhileNATSIsDownLeavesTheRowsToTheRelay(t *testing.T) {
+	t.Parallel()
+	co := newCompany(t)
+	ns := testkit.NewRestartableNATS(t)
+	nc, js := connectJS(t, ns.URL())
+	ep := endpoint(t, co, true, "client.*")
+	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_down"}})
+	ns.Stop()
+	testkit.Eventually(t, "the client to see NATS gone", func() bool { return !nc.IsConnected() })
+	streams.NewPublisher(co.DB, js, nil).AfterCommit(context.Background(), rs)
+	if n := js.PublishAsyncPending(); n != 0 {
+		t.Fatalf("%d publishes attempted while NATS was down, want none", n)
+	}
+	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt != nil {
+		t.Fatalf("outbox %+v", ev)
+	}
+	ns.Start(t)
+	testkit.Eventually(t, "the client to reconnect", nc.IsConnected)
+	relay := &streams.Relay{DB: co.DB, JS: js, MinAge: -1, Only: []string{co.Company.ID}}
+	testkit.Eventually(t, "the relay to publish the rows", func() bool {
+		n, err := relay.RunOnce(context.Background())
+		return err == nil && n == 2
+	})
+	if n := stored(t, js, "DELIVERIES", "oficina.dlv.*."+co.Company.ID+".>"); n[deliverySubject(co.Company.ID, ep.ID)] != 1 {
+		t.Fatalf("DELIVERIES %v", n)
+	}
+	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt == nil {
+		t.Fatalf("outbox after the relay %+v", ev)
+	}
+}
