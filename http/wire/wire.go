@@ -13,6 +13,7 @@ import (
 	"net/http"
 
 	"oficina/schema/apierr"
+	"oficina/schema/db"
 )
 
 type ctxKey int
@@ -61,10 +62,24 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
+// RetryAfterUnavailable is the Retry-After of a 503 service_unavailable
+// (seconds): long enough for a database restart to finish.
+const RetryAfterUnavailable = "2"
+
 // WriteError writes err as the envelope, in the request's language and with
 // its request id. Causes of 5xx go to the log, never to the caller.
+//
+// This is the one place where a database out of reach becomes 503
+// service_unavailable with Retry-After instead of 500 internal_error, for
+// every route, public or admin, whatever step of the pipeline failed.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apierr.As(err)
+	if e.Code == apierr.InternalError && db.Unreachable(err) {
+		e = apierr.Wrap(apierr.ServiceUnavailable, err)
+	}
+	if e.Code == apierr.ServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", RetryAfterUnavailable)
+	}
 	ctx := context.Background()
 	if r != nil && r.Context() != nil {
 		ctx = r.Context()

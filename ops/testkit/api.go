@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"oficina/http/admin"
 	"oficina/http/public"
 	"oficina/schema/secretbox"
@@ -46,12 +48,18 @@ type APIOptions struct {
 	TrustedProxies []netip.Prefix
 	// Secrets seals webhook secrets (nil: Keyring, the tests' ring).
 	Secrets *secretbox.Keyring
+	// DB is the pool both APIs use (nil: the shared test database; see
+	// ProxiedDB for one a test can take away).
+	DB *bun.DB
 }
 
 // NewAPI starts both listeners for one test.
 func NewAPI(t testing.TB, o APIOptions) *API {
 	t.Helper()
-	d := DB(t)
+	d := o.DB
+	if d == nil {
+		d = DB(t)
+	}
 	auth := tenant.NewAuthenticator(d, tenant.AuthConfig{Now: o.Now})
 	bus, err := tenant.NewBus(auth, nil)
 	if err != nil {

@@ -120,6 +120,30 @@ func ScratchDB(t testing.TB, suffix string) string {
 	return scratch
 }
 
+// ProxiedDB returns an app-role pool on the migrated test database whose
+// connections pass through a Proxy, so a test can take the database away
+// (Cut, Pause) without disturbing the shared server or other tests.
+func ProxiedDB(t testing.TB) (*bun.DB, *Proxy) {
+	t.Helper()
+	DB(t) // migrated
+	u, err := url.Parse(OwnerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProxy(t, u.Host)
+	u.Host = p.Addr()
+	appURL, err := db.AppURL(u.String(), os.Getenv("OFICINA_APP_DB_PASSWORD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.Open(context.Background(), appURL, db.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatalf("testkit: proxied database: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d, p
+}
+
 // NATS starts an embedded JetStream server for one test.
 func NATS(t testing.TB) *natsembed.Server {
 	t.Helper()

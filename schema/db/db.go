@@ -26,6 +26,10 @@ import (
 // DefaultURL is the local cluster of a development machine.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/oficina?sslmode=disable"
 
+// DefaultConnectTimeout bounds opening a connection when the URL sets no
+// connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
+
 // The roles the service connects as (migrations create them): requests run
 // as AppRole; the relay, the dispatchers and the sweepers as WorkerRole,
 // the only role that may call the cross-company functions
@@ -51,6 +55,12 @@ func Open(ctx context.Context, rawURL string, o Options) (*bun.DB, error) {
 		return nil, fmt.Errorf("db: parse url: %w", err)
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if cfg.ConnectTimeout == 0 {
+		// A server that does not answer (a host gone, a network dropping
+		// packets) would otherwise hold a request for the kernel's TCP
+		// timeout, minutes, before its 503.
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
 	sqldb := sql.OpenDB(connector{stdlib.GetConnector(*cfg)})
 	if o.MaxOpenConns == 0 {
 		o.MaxOpenConns = 32
