@@ -41,9 +41,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*tenant.P
 // limit spends one request of the company's budget (part 8) and sets the
 // RateLimit headers; a company without a ceiling (or on a plan without the
 // API, whose ceiling is 0 and which the plan layer refuses next) is not
-// counted and gets no headers. Should the shared store fail, the request
-// goes through without headers: the budget protects the service, and
-// refusing everyone because its bookkeeping is down would defeat that.
+// counted and gets no headers. While the shared store is out of reach the
+// limiter decides by this process's share of the ceiling (decision 0017),
+// so the headers stay on every response through the counter; only a
+// limiter error (a ceiling it cannot count) lets a request through
+// without them, as refusing everyone would turn a bug into an outage.
 func (s *Server) limit(w http.ResponseWriter, r *http.Request, p *tenant.Principal) error {
 	if s.deps.Limiter == nil {
 		return nil
@@ -54,7 +56,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, p *tenant.Princip
 	}
 	d, err := s.deps.Limiter.Take(r.Context(), p.CompanyID(), *ceiling)
 	if err != nil {
-		s.deps.Logger.WarnContext(r.Context(), "rate limit unavailable; request let through",
+		s.deps.Logger.ErrorContext(r.Context(), "rate limit not counted; request let through",
 			"company_id", p.CompanyID(), "error", err)
 		return nil
 	}

@@ -44,3 +44,8 @@ func (m *Metrics) ObserveRequest(route, method string, status int, d time.Durati
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
+
+// GaugeFunc registers a gauge read from f at each scrape.
+func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+}

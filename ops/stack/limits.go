@@ -2,13 +2,17 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/config"
+	"oficina/ops/metrics"
 	"oficina/ops/sweep"
 	"oficina/schema/sales"
 	"oficina/streams/jsconfig"
@@ -17,7 +21,11 @@ import (
 
 // rateLimiter is the company rate limit (part 8): on the JetStream bucket
 // every API process shares, so together they allow exactly each company's
-// ceiling; without NATS, in this process only.
+// ceiling; without NATS, in this process only. While NATS is out of reach
+// each process allows its share of every ceiling (decision 0017): its
+// presence in the bucket tells the others how many share it, and every
+// change of the connection's state starts a window in which the shares
+// hold.
 func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.Limiter, error) {
 	if s.nc == nil {
 		s.log.Warn("no NATS: rate limits count this process only")
@@ -37,7 +45,53 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 		s.log.Warn("rate limits: bucket gone (NATS restarted?), recreating it")
 		return jsconfig.EnsureRateLimit(ctx, js, jcfg)
 	}
-	return ratelimit.New(store, ratelimit.Config{}), nil
+	store.Connected = s.nc.IsConnected
+	presence := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: processID()})
+	lim := ratelimit.New(store, ratelimit.Config{Presence: presence, Log: s.log})
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = presence.Beat(bctx)
+	cancel()
+	if err != nil {
+		s.log.Warn("rate limits: presence not noted; until it is, this process counts as if alone", "error", err)
+	}
+	states := s.nc.StatusChanged()
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { lim.Run(rctx) })
+	wg.Go(func() {
+		for range states {
+			lim.Unreachable()
+		}
+	})
+	s.limiter = func() {
+		stop()
+		s.nc.RemoveStatusListener(states)
+		wg.Wait()
+	}
+	return lim, nil
+}
+
+// limitGauges tell operators how the rate limits are being counted.
+func limitGauges(m *metrics.Metrics, lim *ratelimit.Limiter) {
+	m.GaugeFunc("oficina_ratelimit_processes", "API processes sharing each company's ceiling, as last seen in NATS.",
+		func() float64 { return float64(lim.Processes()) })
+	m.GaugeFunc("oficina_ratelimit_local", "1 while rate limits are decided by this process's share (NATS out of reach).",
+		func() float64 {
+			if lim.Local() {
+				return 1
+			}
+			return 0
+		})
+}
+
+// processID names this process among the API processes sharing the rate
+// limits (host and pid, for operators reading the bucket, and a random
+// part so two never share a name).
+func processID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // startSweeper runs the retention clean-ups of the API's own records

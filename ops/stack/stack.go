@@ -30,7 +30,6 @@ import (
 	"oficina/ops/metrics"
 	"oficina/ops/natsauth"
 	"oficina/ops/natsembed"
-	"oficina/schema/apierr"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
 	"oficina/tenant"
@@ -85,6 +84,11 @@ type Stack struct {
 	// and NATS close under it.
 	dispatchDone chan struct{}
 	stopDispatch context.CancelFunc
+
+	// Outages: health.go and limits.go.
+	stopping atomic.Bool
+	deps     depStates // each dependency's last state
+	limiter  func()    // stops the rate limiter's presence
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
@@ -114,6 +118,7 @@ func Run(ctx context.Context, o Options) error {
 	case err = <-errc:
 	}
 	s.ready.Store(false)
+	s.stopping.Store(true)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Config.ShutdownTimeout)
 	defer cancel()
 	s.log.Info("shutting down")
@@ -191,6 +196,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		return nil, nil, err
 	}
 	m := metrics.New()
+	limitGauges(m, limiter)
 	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustedProxies: proxies,
 		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets})
 	if err != nil {
@@ -301,41 +307,6 @@ func (s *Stack) adminHandler(adm *admin.Server, m *metrics.Metrics, metricsToken
 	return wire.Envelope(mux)
 }
 
-// health serves /healthz and /readyz. A 503 is service_unavailable in the
-// envelope like every error; its cause goes to the log.
-func (s *Stack) health(mux *http.ServeMux) {
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.ready.Load() {
-			wire.WriteError(w, r, apierr.Wrap(apierr.ServiceUnavailable, errors.New("health: starting")))
-			return
-		}
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.unready(r.Context()); err != nil {
-			wire.WriteError(w, r, apierr.Wrap(apierr.ServiceUnavailable, err))
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-}
-
-// unready says why the process cannot take requests, or nil.
-func (s *Stack) unready(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if !s.ready.Load() {
-		return errors.New("readiness: starting or stopping")
-	}
-	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("readiness: database: %w", err)
-	}
-	if s.nc != nil && !s.nc.IsConnected() {
-		return errors.New("readiness: nats disconnected")
-	}
-	return nil
-}
-
 // openWorkers opens the worker role's pool (relay, dispatch, sweepers).
 func openWorkers(ctx context.Context, cfg config.Config, conns int) (*bun.DB, error) {
 	u, err := db.WorkerURL(cfg.DatabaseURL, cfg.WorkerDBPassword)
@@ -346,6 +317,9 @@ func openWorkers(ctx context.Context, cfg config.Config, conns int) (*bun.DB, er
 }
 
 func (s *Stack) close() {
+	if s.limiter != nil {
+		s.limiter()
+	}
 	if s.dispatchDone != nil {
 		s.stopDispatch()
 		<-s.dispatchDone // it hands its partitions back and finishes its sends first

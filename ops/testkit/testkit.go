@@ -120,10 +120,10 @@ func ScratchDB(t testing.TB, suffix string) string {
 	return scratch
 }
 
-// ProxiedDB returns an app-role pool on the migrated test database whose
-// connections pass through a Proxy, so a test can take the database away
-// (Cut, Pause) without disturbing the shared server or other tests.
-func ProxiedDB(t testing.TB) (*bun.DB, *Proxy) {
+// ProxiedURL returns the owner URL of the migrated test database through a
+// Proxy, so a test can take the database away (Cut, Pause) from what
+// connects there without disturbing the shared server or other tests.
+func ProxiedURL(t testing.TB) (string, *Proxy) {
 	t.Helper()
 	DB(t) // migrated
 	u, err := url.Parse(OwnerURL())
@@ -132,7 +132,15 @@ func ProxiedDB(t testing.TB) (*bun.DB, *Proxy) {
 	}
 	p := NewProxy(t, u.Host)
 	u.Host = p.Addr()
-	appURL, err := db.AppURL(u.String(), os.Getenv("OFICINA_APP_DB_PASSWORD"))
+	return u.String(), p
+}
+
+// ProxiedDB returns an app-role pool on the migrated test database through
+// a Proxy (see ProxiedURL).
+func ProxiedDB(t testing.TB) (*bun.DB, *Proxy) {
+	t.Helper()
+	owner, p := ProxiedURL(t)
+	appURL, err := db.AppURL(owner, os.Getenv("OFICINA_APP_DB_PASSWORD"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,3 +138,11 @@ func (l *Limiter) Run(ctx context.Context) {
 		cancel()
 	}
 }
+
+// Local says whether the last decision was by this process's share (the
+// shared budget out of reach).
+func (l *Limiter) Local() bool { return l.local.Load() }
+
+// Processes is how many API processes share the budgets as this process
+// last saw them (1 without a presence, 0 before its first heartbeat).
+func (l *Limiter) Processes() int { return l.cfg.Presence.Processes() }
