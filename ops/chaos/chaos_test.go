@@ -15,7 +15,10 @@ import (
 // dispatchers, restart NATS and restart PostgreSQL; afterwards every
 // delivery PostgreSQL recorded has reached the receiver with its original
 // webhook-id and is `succeeded`, and duplicates stay below 0.1 % (1 % in
-// the short run, see below).
+// the short run, see below). Issue 15 item 6: a company's rate ceiling
+// holds throughout (0 requests over it, NATS restart included) and every
+// answer through the limit carries its RateLimit headers; writes while
+// NATS restarts answer within 3× of steady running at p99 (long runs).
 //
 // By default one fault of each kind in 20 s of load (make test);
 // CHAOS_DURATION=3m runs the long schedule (make chaos), CHAOS_SEED
@@ -52,6 +55,11 @@ func TestChaosNothingLost(t *testing.T) {
 	// minute and more hold the issue's 0.1 %.
 	if cfg.Duration < time.Minute {
 		cfg.MaxDuplicateRatio = 0.01
+	} else {
+		// Issue 15 item 6: writes while NATS restarts answer within 3× of
+		// steady running at p99. The short run only reports it: its few
+		// hundred samples on a shared machine make p99 a single write.
+		cfg.MaxNATSLatencyRatio = 3
 	}
 	rep, err := chaos.Run(t.Context(), cfg)
 	if err != nil {

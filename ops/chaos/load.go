@@ -36,17 +36,29 @@ func (a *api) call(ctx context.Context, method, url, bearer string, body, out an
 }
 
 func (a *api) do(ctx context.Context, method, url, bearer string, body any) (int, []byte, error) {
+	ans, err := a.send(ctx, method, url, bearer, body)
+	return ans.status, ans.body, err
+}
+
+// answer is a response as the run keeps it.
+type answer struct {
+	status int
+	body   []byte
+	header http.Header
+}
+
+func (a *api) send(ctx context.Context, method, url, bearer string, body any) (answer, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, err
+			return answer{}, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	if body != nil {
@@ -54,25 +66,29 @@ func (a *api) do(ctx context.Context, method, url, bearer string, body any) (int
 	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw, err
+	return answer{resp.StatusCode, raw, resp.Header}, err
 }
 
-// company is a tenant of the run: a Supra company without a rate ceiling
-// (the load is the run's, not the limiter's subject), an owner key, and
-// one endpoint subscribed to client.created at the receiver — so each
-// lead captured records exactly one delivery.
+// loadCeiling is the rate ceiling of the load's companies: far above what
+// they send (10 a second), so it never refuses, but every write goes
+// through the limiter as a real company's does.
+const loadCeiling = 100_000
+
+// company is a tenant of the run: a Supra company with a rate ceiling, an
+// owner key, and (recv set) one endpoint subscribed to client.created at
+// the receiver — so each lead captured records exactly one delivery.
 type company struct {
 	id, key string
 }
 
-func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv *receiver, i int) (company, error) {
+func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv *receiver, i, ceiling int) (company, error) {
 	var co, m struct{ ID string }
 	if err := a.call(ctx, "POST", adminBase+"/admin/v1/companies", a.adminToken,
-		map[string]any{"name": fmt.Sprintf("Chaos %d", i), "plan": "supra", "rate_limit_unlimited": true}, &co, 201); err != nil {
+		map[string]any{"name": fmt.Sprintf("Chaos %d", i), "plan": "supra", "rate_limit_override": ceiling}, &co, 201); err != nil {
 		return company{}, err
 	}
 	if err := a.call(ctx, "POST", adminBase+"/admin/v1/companies/"+co.ID+"/members", a.adminToken,
@@ -85,6 +101,9 @@ func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv
 			"webhooks:create", "webhooks:read"}}, &k, 201); err != nil {
 		return company{}, err
 	}
+	if recv == nil {
+		return company{id: co.ID, key: k.Secret}, nil
+	}
 	if err := a.call(ctx, "POST", publicBase+"/public/v1/webhook_endpoints", k.Secret,
 		map[string]any{"url": recv.hookURL(co.ID), "events": []string{"client.created"}}, nil, 201); err != nil {
 		return company{}, err
@@ -94,7 +113,12 @@ func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv
 
 // captureLead is one POST /leads without a task: one client.created.
 func (a *api) captureLead(ctx context.Context, publicBase string, co company, n int) (int, []byte, error) {
-	return a.do(ctx, "POST", publicBase+"/public/v1/leads", co.key, map[string]any{
+	ans, err := a.lead(ctx, publicBase, co, n)
+	return ans.status, ans.body, err
+}
+
+func (a *api) lead(ctx context.Context, publicBase string, co company, n int) (answer, error) {
+	return a.send(ctx, "POST", publicBase+"/public/v1/leads", co.key, map[string]any{
 		"name": fmt.Sprintf("Lead %d", n), "email": fmt.Sprintf("lead-%d@%s.example.com", n, co.id), "task": nil})
 }
 
@@ -108,6 +132,18 @@ type Writes struct {
 	// Problems are the refused and failed writes with their time, to lay
 	// them against the faults.
 	Problems []WriteProblem
+	// Latencies are the answered writes' times (sent, and how long the
+	// answer took), to compare outages with steady running.
+	Latencies []Latency
+	// NoLimitHeaders counts answers through the rate limit (201, 429)
+	// without RateLimit-Limit.
+	NoLimitHeaders int
+}
+
+// Latency is one answered write.
+type Latency struct {
+	At time.Time
+	D  time.Duration
 }
 
 // WriteProblem is a write that did not answer 201.
@@ -144,19 +180,27 @@ func startLoad(ctx context.Context, a *api, bases []string, cos []company, perSe
 					return
 				case <-tick.C:
 				}
-				status, body, err := a.captureLead(ctx, bases[(i+n)%len(bases)], co, n)
-				l.note(status, body, err)
+				sent := time.Now()
+				ans, err := a.lead(ctx, bases[(i+n)%len(bases)], co, n)
+				l.note(sent, ans, err)
 			}
 		})
 	}
 	return l
 }
 
-func (l *load) note(status int, body []byte, err error) {
+func (l *load) note(sent time.Time, ans answer, err error) {
 	now := time.Now()
+	status, body := ans.status, ans.body
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.w.Attempted++
+	if err == nil {
+		l.w.Latencies = append(l.w.Latencies, Latency{At: sent, D: now.Sub(sent)})
+		if (status == http.StatusCreated || status == http.StatusTooManyRequests) && ans.header.Get("RateLimit-Limit") == "" {
+			l.w.NoLimitHeaders++
+		}
+	}
 	switch {
 	case err != nil:
 		l.w.Failed++

@@ -57,6 +57,13 @@ type Report struct {
 	// their client saw them fail (recorded minus every 201).
 	CommittedUnseen int
 
+	// Limits are the limited company's answers; Latency compares write
+	// answer times while NATS restarts with steady running, against
+	// MaxNATSLatencyRatio (Config's; 0: reported only).
+	Limits              LimitFigures
+	Latency             LatencyFigures
+	MaxNATSLatencyRatio float64
+
 	companies   []company
 	extraWrites int // 201s outside the load: warm-up and probes
 }
@@ -227,6 +234,7 @@ func (r *Report) Problems() []string {
 			p = append(p, fmt.Sprintf("after %s (%s) at %v the part did not come back: %s", f.Kind, f.Target, f.At, f.Err))
 		}
 	}
+	p = append(p, r.outageProblems()...)
 	p = append(p, r.Down...)
 	p = append(p, r.Probes...)
 	return p
@@ -270,6 +278,7 @@ func (r *Report) String() string {
 		ms(r.Recovery), ms(r.Drain), r.Recovered)
 	w("latency:     commit → receiver p50 %s, p99 %s, max %s; slowest: %s", ms(r.LatencyP50), ms(r.LatencyP99), ms(r.Latest),
 		strings.Join(r.Slowest, "; "))
+	r.writeOutage(w)
 	if len(r.Exits) == 0 {
 		w("processes:   no exit but the injected ones")
 	} else {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/config"
@@ -23,9 +24,9 @@ import (
 // every API process shares, so together they allow exactly each company's
 // ceiling; without NATS, in this process only. While NATS is out of reach
 // each process allows its share of every ceiling (decision 0017): its
-// presence in the bucket tells the others how many share it, and every
+// presence in the bucket tells the others how many share it, every
 // change of the connection's state starts a window in which the shares
-// hold.
+// hold, and what they allowed is stored once NATS is back.
 func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.Limiter, error) {
 	if s.nc == nil {
 		s.log.Warn("no NATS: rate limits count this process only")
@@ -59,8 +60,11 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	var wg sync.WaitGroup
 	wg.Go(func() { lim.Run(rctx) })
 	wg.Go(func() {
-		for range states {
+		for st := range states {
 			lim.Unreachable()
+			if st == nats.CONNECTED { // back: store what the shares allowed
+				lim.Flush(rctx)
+			}
 		}
 	})
 	s.limiter = func() {

@@ -65,15 +65,47 @@ func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
 	keep := 0
 	for _, w := range batch {
+		ln.limit = w.limit
 		d := l.judgeShare(&ln.own, ms, w.limit, 0)
 		if d.Allowed {
 			ln.own.add(quantize(ms, w.limit, span))
+			ln.pending.add(quantize(ms, w.limit, span))
 		}
 		d.Local = true
 		w.d = d
 		keep = max(keep, w.limit)
 	}
 	ln.own.keepLast(keep)
+	ln.pending.keepLast(keep)
+}
+
+// Flush stores what the share allowed while the store was unreachable into
+// the shared log of every budget that has some (the stack calls it when
+// NATS is back, Run every heartbeat), so the shared budget counts it —
+// also for companies whose next request goes to another process, and
+// after the window in which the shares hold. Budgets busy with a request
+// are left to it: its stored decision merges them.
+func (l *Limiter) Flush(ctx context.Context) {
+	if l.storeDown() != nil {
+		return
+	}
+	l.mu.Lock()
+	keys := make([]string, 0, len(l.lines))
+	lines := make([]*line, 0, len(l.lines))
+	for k, ln := range l.lines {
+		keys, lines = append(keys, k), append(lines, ln)
+	}
+	l.mu.Unlock()
+	for i, ln := range lines {
+		ln.mu.Lock()
+		if ln.busy || ln.pending.total() == 0 {
+			ln.mu.Unlock()
+			continue
+		}
+		ln.busy = true
+		ln.mu.Unlock()
+		l.lead(ctx, keys[i], ln)
+	}
 }
 
 // judgeShare decides one request at ms against this process's share of
@@ -110,8 +142,9 @@ func combine(s, o Decision) Decision {
 	return d
 }
 
-// Run keeps this process's presence (Config.Presence) until ctx ends,
-// then withdraws it. Without a presence it returns at once.
+// Run keeps this process's presence (Config.Presence) and flushes what
+// the share allowed, every heartbeat, until ctx ends; then it withdraws the
+// presence. Without a presence it returns at once.
 func (l *Limiter) Run(ctx context.Context) {
 	p := l.cfg.Presence
 	if p == nil {
@@ -136,6 +169,7 @@ func (l *Limiter) Run(ctx context.Context) {
 			}
 		}
 		cancel()
+		l.Flush(ctx)
 	}
 }
 

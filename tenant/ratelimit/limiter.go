@@ -119,8 +119,12 @@ type line struct {
 
 	// own is what this process allowed (stored or not), its most recent
 	// `limit`: while the store is unreachable, and for a window after, the
-	// process allows only while own holds fewer than its share.
-	own window
+	// process allows only while own holds fewer than its share. pending
+	// is what it allowed while the store was unreachable, not yet in the
+	// shared log: the next stored decision (or Flush) merges it in.
+	own     window
+	pending window
+	limit   int // the last ceiling seen
 }
 
 type waiter struct {
@@ -182,6 +186,7 @@ func (l *Limiter) Take(ctx context.Context, key string, limit int) (Decision, er
 
 // lead decides the queued batch (which holds the leader itself), wakes its
 // waiters and hands leadership to the first request that queued meanwhile.
+// An empty batch (Flush) only stores what the share allowed.
 func (l *Limiter) lead(ctx context.Context, key string, ln *line) {
 	ln.mu.Lock()
 	batch := ln.queue
@@ -196,7 +201,7 @@ func (l *Limiter) lead(ctx context.Context, key string, ln *line) {
 		if err != nil {
 			l.failed(err)
 			l.decideLocal(ln, batch, err)
-		} else if l.local.CompareAndSwap(true, false) {
+		} else if len(batch) > 0 && l.local.CompareAndSwap(true, false) {
 			l.cfg.Log.Info("rate limits: shared budget reachable again; shares still apply for one window")
 		}
 	}
@@ -220,10 +225,14 @@ func (l *Limiter) lead(ctx context.Context, key string, ln *line) {
 }
 
 // decide runs compare-and-swap rounds until the batch's decisions are
-// stored (or need no storing). Within a window of the store being
+// stored (or need no storing), with what the share allowed meanwhile
+// merged into the log first. Within a window of the store being
 // unreachable, a request also needs room in this process's share (see
 // decideLocal). An error leaves the batch undecided.
 func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*waiter) error {
+	for _, w := range batch {
+		ln.limit = w.limit
+	}
 	for range maxAttempts {
 		if !ln.known {
 			state, rev, err := l.store.Load(ctx, key)
@@ -237,10 +246,11 @@ func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*wai
 		if err != nil {
 			win = window{} // unreadable state counts nothing rather than blocking the company
 		}
+		win.merge(ln.pending)
 		now := l.cfg.Now()
 		ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
 		capped := l.capped(now)
-		counted, keep, added := false, 0, 0
+		counted, keep, added := false, ln.limit, 0
 		for _, w := range batch {
 			d := l.judge(&win, ms, w.limit, 0)
 			if capped {
@@ -254,9 +264,10 @@ func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*wai
 			counted = counted || d.Allowed
 			keep = max(keep, w.limit)
 		}
-		if !counted {
-			return nil
+		if !counted && ln.pending.total() == 0 {
+			return nil // refused: the log is full here, so it is in the store too
 		}
+		win.prune(ms - span)
 		win.keepLast(keep)
 		state := win.encode()
 		rev, err := l.store.Swap(ctx, key, state, ln.rev)
@@ -269,6 +280,7 @@ func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*wai
 			return err
 		}
 		ln.state, ln.rev = state, rev
+		ln.pending = window{}
 		for _, w := range batch {
 			if w.d.Allowed {
 				ln.own.add(quantize(ms, w.limit, span))

@@ -153,3 +153,12 @@ func decodeWindow(b []byte) (window, error) {
 	}
 	return w, nil
 }
+
+// merge adds every request of o to w.
+func (w *window) merge(o window) {
+	for i, at := range o.at {
+		for range o.n[i] {
+			w.add(at)
+		}
+	}
+}
