@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -38,7 +39,11 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	}
 	jcfg := jsconfig.Config{Replicas: cfg.StreamReplicas}
 	kv, err := jsconfig.EnsureRateLimit(ctx, js, jcfg)
-	if err != nil {
+	switch {
+	case errors.Is(err, jsconfig.ErrRateLimitInMemory):
+		s.log.Warn("rate limits: a NATS restart will forget them; delete the bucket once to have it recreated on file",
+			"bucket", jsconfig.RateLimitBucket, "error", err)
+	case err != nil:
 		return nil, fmt.Errorf("stack: rate limits: %w", err)
 	}
 	store := ratelimit.NewKV(kv)

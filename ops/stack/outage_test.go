@@ -93,23 +93,51 @@ func call(t *testing.T, method, url, bearer string, body any) answer {
 	return answer{resp.StatusCode, resp.Header, string(b)}
 }
 
-// health checks /healthz and /readyz on both listeners: their statuses and
-// bodies, and that no body carries a driver's words.
-func (p *serveProcess) health(t *testing.T, readyz int, body string) {
+// healthAnswer is a decoded /healthz or /readyz answer.
+type healthAnswer struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+	Error  struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+func (p *serveProcess) healthOf(t *testing.T, url string) (answer, healthAnswer) {
+	t.Helper()
+	a := call(t, "GET", url, "", nil)
+	var h healthAnswer
+	if err := json.Unmarshal([]byte(a.body), &h); err != nil {
+		t.Fatalf("%s: %d %s: %v", url, a.status, a.body, err)
+	}
+	return a, h
+}
+
+// health checks /healthz and /readyz on both listeners: their statuses,
+// bodies (a 503 also carries the service_unavailable envelope), and that
+// no body carries the driver's words.
+func (p *serveProcess) health(t *testing.T, readyz int, status, database, nats string) {
 	t.Helper()
 	for _, base := range []string{p.pub, p.adm} {
-		for path, status := range map[string]int{"/readyz": readyz, "/healthz": 200} {
-			a := call(t, "GET", base+path, "", nil)
-			if a.status != status || strings.TrimSpace(a.body) != body {
-				t.Fatalf("%s%s: %d %s, want %d %s", base, path, a.status, a.body, status, body)
+		for path, code := range map[string]int{"/readyz": readyz, "/healthz": 200} {
+			a, h := p.healthOf(t, base+path)
+			wantErr := map[bool]string{true: "service_unavailable", false: ""}[code == 503]
+			if a.status != code || h.Status != status || h.Checks["database"] != database || h.Checks["nats"] != nats ||
+				len(h.Checks) != 2 || h.Error.Code != wantErr || (code == 503) != (a.header.Get("Retry-After") != "") {
+				t.Fatalf("%s%s: %d %s, want %d, status %s, database %s, nats %s", base, path, a.status, a.body, code, status, database, nats)
+			}
+			for _, leak := range []string{"oficina_app", "oficina_test", "127.0.0.1", "dial", "refused", "failed"} {
+				if strings.Contains(a.body, leak) {
+					t.Fatalf("%s%s shows %q: %s", base, path, leak, a.body)
+				}
 			}
 		}
 	}
 }
 
-// healthIs reports whether readyz answers body (for waiting on a change).
-func (p *serveProcess) healthIs(t *testing.T, body string) bool {
-	return strings.TrimSpace(call(t, "GET", p.adm+"/readyz", "", nil).body) == body
+// healthIs reports whether readyz says status.
+func (p *serveProcess) healthIs(t *testing.T, status string) bool {
+	_, h := p.healthOf(t, p.adm+"/readyz")
+	return h.Status == status
 }
 
 // Issue 15 item 6, with two `oficina serve` processes as deployed:
@@ -137,14 +165,12 @@ func TestOutagesAsTwoServeProcessesSeeThem(t *testing.T) {
 			return strings.Contains(call(t, "GET", p.adm+"/metrics", p.token, nil).body, "oficina_ratelimit_processes 2")
 		})
 	}
-	up := `{"status":"ok","checks":{"database":"up","nats":"up"}}`
-	a.health(t, 200, up)
+	a.health(t, 200, "ok", "up", "up")
 
 	ns.Stop()
-	degraded := `{"status":"degraded","checks":{"database":"up","nats":"down"}}`
 	for _, p := range []*serveProcess{a, b} {
-		testkit.Eventually(t, "readiness to name NATS", func() bool { return p.healthIs(t, degraded) })
-		p.health(t, 200, degraded)
+		testkit.Eventually(t, "readiness to name NATS", func() bool { return p.healthIs(t, "degraded") })
+		p.health(t, 200, "degraded", "up", "down")
 	}
 	for _, p := range []*serveProcess{a, b} {
 		var got []int
@@ -168,7 +194,7 @@ func TestOutagesAsTwoServeProcessesSeeThem(t *testing.T) {
 
 	ns.Start(t)
 	for _, p := range []*serveProcess{a, b} {
-		testkit.Eventually(t, "readiness after NATS is back", func() bool { return p.healthIs(t, up) })
+		testkit.Eventually(t, "readiness after NATS is back", func() bool { return p.healthIs(t, "ok") })
 	}
 
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
@@ -177,8 +203,7 @@ func TestOutagesAsTwoServeProcessesSeeThem(t *testing.T) {
 		t.Fatalf("GET /me: %d %s", r.status, r.body)
 	}
 	pg.Cut()
-	down := `{"status":"unavailable","checks":{"database":"down","nats":"up"}}`
-	a.health(t, 503, down)
+	a.health(t, 503, "unavailable", "down", "up")
 	for _, k := range []string{otherKey, other.OwnerKey(t, "leads:create")} { // the write fails, then the key lookup
 		r := call(t, "POST", a.pub+"/public/v1/leads", k, lead)
 		if r.status != 503 || !strings.Contains(r.body, `"service_unavailable"`) || r.header.Get("Retry-After") == "" {
@@ -191,5 +216,5 @@ func TestOutagesAsTwoServeProcessesSeeThem(t *testing.T) {
 	if err := pg.Restore(); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "readiness after PostgreSQL is back", func() bool { return a.healthIs(t, up) })
+	testkit.Eventually(t, "readiness after PostgreSQL is back", func() bool { return a.healthIs(t, "ok") })
 }

@@ -35,10 +35,18 @@ func rateLimitConfig(cfg Config) jetstream.KeyValueConfig {
 	}
 }
 
+// ErrRateLimitInMemory comes with a usable bucket that an earlier version
+// kept in memory and this process may not replace (its NATS user lacks
+// $JS.API.STREAM.DELETE for it): limits work, but a NATS restart forgets
+// them. Deleting the bucket once (`nats kv del OFICINA_RATELIMIT`, as an
+// administrator) lets the next start create it on file.
+var ErrRateLimitInMemory = errors.New("jsconfig: the rate-limit bucket is in memory and could not be replaced")
+
 // EnsureRateLimit creates or updates the rate-limit bucket and returns it.
 // Like Ensure it may run in every process at once. A bucket kept in
 // memory by an earlier version is replaced (a stream's storage cannot
-// change): at most a minute of budgets is forgotten, once.
+// change): at most a minute of budgets is forgotten, once. Where that is
+// not permitted it returns the bucket with ErrRateLimitInMemory.
 func EnsureRateLimit(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -49,7 +57,7 @@ func EnsureRateLimit(ctx context.Context, js jetstream.JetStream, cfg Config) (j
 		if st, err := old.Status(ctx); err == nil {
 			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo().Config.Storage != want.Storage {
 				if err := js.DeleteKeyValue(ctx, RateLimitBucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
-					return nil, fmt.Errorf("jsconfig: replace bucket %s: %w", RateLimitBucket, err)
+					return old, fmt.Errorf("%w: %w", ErrRateLimitInMemory, err)
 				}
 			}
 		}
