@@ -32,14 +32,18 @@ func startServe(t *testing.T, dbURL, natsURL string, only ...string) *serveProce
 	cfg := config.Default()
 	cfg.DatabaseURL, cfg.NATSURL = dbURL, natsURL
 	cfg.AppDBPassword = os.Getenv("OFICINA_APP_DB_PASSWORD")
+	cfg.WorkerDBPassword = os.Getenv("OFICINA_WORKER_DB_PASSWORD")
+	cfg.SecretKeys = testkit.SecretKeys
 	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.AdminToken = "outage-test-admin-token-0123456789abcdef"
 	cfg.DataDir = t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan stack.Addrs, 1)
-	done := make(chan error, 1)
+	done := make(chan struct{})
+	var err error
 	go func() {
-		done <- stack.Run(ctx, stack.Options{Config: cfg, Only: only, Logger: slog.New(slog.DiscardHandler),
+		defer close(done)
+		err = stack.Run(ctx, stack.Options{Config: cfg, Only: only, Logger: slog.New(slog.DiscardHandler),
 			Ready: func(a stack.Addrs) { ready <- a }})
 	}()
 	t.Cleanup(func() {
@@ -53,7 +57,7 @@ func startServe(t *testing.T, dbURL, natsURL string, only ...string) *serveProce
 	select {
 	case a := <-ready:
 		return &serveProcess{pub: "http://" + a.Public, adm: "http://" + a.Admin, token: cfg.AdminToken}
-	case err := <-done:
+	case <-done:
 		t.Fatalf("serve stopped: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("serve not ready")
