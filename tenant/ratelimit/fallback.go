@@ -180,3 +180,23 @@ func (l *Limiter) Local() bool { return l.local.Load() }
 // Processes is how many API processes share the budgets as this process
 // last saw them (1 without a presence, 0 before its first heartbeat).
 func (l *Limiter) Processes() int { return l.cfg.Presence.Processes() }
+
+// Pending is how many requests the shares allowed that are not in the
+// shared log yet (budgets busy at the moment are not counted).
+func (l *Limiter) Pending() int {
+	l.mu.Lock()
+	lines := make([]*line, 0, len(l.lines))
+	for _, ln := range l.lines {
+		lines = append(lines, ln)
+	}
+	l.mu.Unlock()
+	n := 0
+	for _, ln := range lines {
+		ln.mu.Lock()
+		if !ln.busy {
+			n += ln.pending.total()
+		}
+		ln.mu.Unlock()
+	}
+	return n
+}

@@ -40,7 +40,9 @@ func (c *countingStore) Swap(ctx context.Context, key string, state []byte, rev 
 	return c.KV.Swap(ctx, key, state, rev)
 }
 
-func newAPIProcess(t *testing.T, url, id string, clk *clock) *apiProcess {
+// newAPIProcess is a process whose store round trips may take timeout
+// (0: the default) before the share decides.
+func newAPIProcess(t *testing.T, url, id string, clk *clock, timeout time.Duration) *apiProcess {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	if err != nil {
@@ -62,7 +64,7 @@ func newAPIProcess(t *testing.T, url, id string, clk *clock) *apiProcess {
 	}
 	pres := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Now: clk.Now})
 	return &apiProcess{nc: nc, store: store, pres: pres,
-		lim: ratelimit.New(store, ratelimit.Config{Now: clk.Now, Presence: pres})}
+		lim: ratelimit.New(store, ratelimit.Config{Now: clk.Now, Presence: pres, Timeout: timeout})}
 }
 
 func (p *apiProcess) take(t *testing.T, key string, limit int) ratelimit.Decision {
@@ -85,7 +87,10 @@ func TestCeilingHoldsAcrossProcessesWhileNATSIsDown(t *testing.T) {
 	t.Parallel()
 	ns := testkit.NewRestartableNATS(t)
 	clk := newClock()
-	a, b := newAPIProcess(t, ns.URL(), "a", clk), newAPIProcess(t, ns.URL(), "b", clk)
+	// Round trips may take long on a busy machine: here only an outage
+	// should make the share decide.
+	const patient = 10 * time.Second
+	a, b := newAPIProcess(t, ns.URL(), "a", clk, patient), newAPIProcess(t, ns.URL(), "b", clk, patient)
 	ctx := context.Background()
 	for _, p := range []*apiProcess{a, b, a} { // a sees b only at its second heartbeat
 		if err := p.pres.Beat(ctx); err != nil {
@@ -129,8 +134,12 @@ func TestCeilingHoldsAcrossProcessesWhileNATSIsDown(t *testing.T) {
 
 	ns.Start(t)
 	testkit.Eventually(t, "both processes to reconnect", func() bool { return a.nc.IsConnected() && b.nc.IsConnected() })
-	a.lim.Flush(ctx) // what ops/stack does when the connection is back
-	b.lim.Flush(ctx)
+	for _, p := range []*apiProcess{a, b} {
+		p.lim.Flush(ctx) // what ops/stack does when the connection is back
+		if n := p.lim.Pending(); n != 0 {
+			t.Fatalf("%d requests allowed by the share not stored after Flush", n)
+		}
+	}
 	for _, p := range []*apiProcess{a, b} {
 		if d := p.take(t, "co_out", ceiling); d.Allowed || d.Local {
 			t.Fatalf("just after the outage: %+v, want refused by a stored decision (the share is spent)", d)
@@ -139,7 +148,7 @@ func TestCeilingHoldsAcrossProcessesWhileNATSIsDown(t *testing.T) {
 	// A process that saw no outage counts by the shared log alone: it
 	// holds every request allowed, before the outage (the log survived
 	// the restart) and by the shares.
-	c := newAPIProcess(t, ns.URL(), "c", clk)
+	c := newAPIProcess(t, ns.URL(), "c", clk, patient)
 	if d := c.take(t, "co_out", ceiling); d.Allowed || d.Local || d.Remaining != 0 {
 		t.Fatalf("a third process just after the outage: %+v, want refused: the log holds the ceiling", d)
 	}
@@ -157,7 +166,9 @@ func TestHungNATSIsTriedOncePerBackoff(t *testing.T) {
 	ns := testkit.NATS(t)
 	proxy := testkit.NewProxy(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
 	clk := newClock()
-	p := newAPIProcess(t, "nats://"+proxy.Addr(), "solo", clk)
+	// A round trip gives up after 2 s (100 ms in production): long
+	// enough for a busy machine, short for the test.
+	p := newAPIProcess(t, "nats://"+proxy.Addr(), "solo", clk, 2*time.Second)
 	if d := p.take(t, "co_hung", 3); !d.Allowed || d.Local {
 		t.Fatalf("before: %+v", d)
 	}
