@@ -42,7 +42,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*tenant.P
 // RateLimit headers; a company without a ceiling (or on a plan without the
 // API, whose ceiling is 0 and which the plan layer refuses next) is not
 // counted and gets no headers. While the shared store is out of reach the
-// limiter decides by this process's share of the ceiling (decision 0017),
+// limiter decides by this process's share of the ceiling (decision 0018),
 // so the headers stay on every response through the counter; only a
 // limiter error (a ceiling it cannot count) lets a request through
 // without them, as refusing everyone would turn a bug into an outage.

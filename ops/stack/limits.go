@@ -24,7 +24,7 @@ import (
 // rateLimiter is the company rate limit (part 8): on the JetStream bucket
 // every API process shares, so together they allow exactly each company's
 // ceiling; without NATS, in this process only. While NATS is out of reach
-// each process allows its share of every ceiling (decision 0017): its
+// each process allows its share of every ceiling (decision 0018): its
 // presence in the bucket tells the others how many share it, every
 // change of the connection's state starts a window in which the shares
 // hold, and what they allowed is stored once NATS is back.

@@ -22,7 +22,7 @@ const rateLimitTTL = 5 * time.Minute
 // the latest. File storage, so the logs survive the restart of a NATS
 // server: they are what the API processes count by once NATS is back,
 // and a memory bucket outside a cluster comes back empty, forgetting the
-// last minute of every company (decision 0017). The cost is a buffered
+// last minute of every company (decision 0018). The cost is a buffered
 // write of a few kilobytes per allowed request (~10 µs measured).
 func rateLimitConfig(cfg Config) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{

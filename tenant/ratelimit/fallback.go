@@ -52,7 +52,7 @@ func (l *Limiter) failed(err error) {
 // allowed while what this process allowed in the window (before the
 // outage too) is under its share. The shares of the live processes add
 // up to the ceiling, so together they never allow more than it in any
-// window, whatever the balancer sends where (decision 0017).
+// window, whatever the balancer sends where (decision 0018).
 func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	if len(batch) == 0 {
 		return

@@ -5,7 +5,7 @@
 //     holding the log of the requests it counted, changed only by
 //     compare-and-swap on its revision (docs/decisions 0009). While that
 //     store is unreachable each process enforces its share of the ceiling
-//     in process (Presence says how many share it; decision 0017).
+//     in process (Presence says how many share it; decision 0018).
 //   - Throttle: authentication failures per client address, in process.
 //
 // Both read an injected clock so tests move time instead of waiting.
