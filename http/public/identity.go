@@ -31,7 +31,7 @@ func (s *Server) listTeam(c fuego.ContextNoBody) (page.List[tenant.TeamMember], 
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
 		var rows []tenant.Member
 		if len(types) > 0 {
-			q := tx.NewSelect().Model(&rows).Where("status = 'active'").Where("type IN (?)", bun.In(types))
+			q := tx.NewSelect().Model(&rows).Where("status = 'active'").Where("type IN (?)", bun.List(types))
 			if err := pg.Apply(q, "id").Scan(ctx); err != nil {
 				return err
 			}

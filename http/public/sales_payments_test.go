@@ -175,7 +175,7 @@ func TestSaleReversePayment(t *testing.T) {
 	if !sameObject(t, got, before) {
 		t.Errorf("invoice changed more than its flags:\n%s\n%s", mustJSON(t, got), mustJSON(t, before))
 	}
-	got = e.ok(t, "GET", "/sales/"+id, nil)
+	e.ok(t, "GET", "/sales/"+id, nil)
 	if evs := e.events(t); len(evs) != 0 {
 		t.Errorf("invoice issue yielded %v", soTypes(evs))
 	}

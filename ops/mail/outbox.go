@@ -35,7 +35,7 @@ type Message struct {
 func Managers(ctx context.Context, tx bun.IDB) ([]string, error) {
 	var out []string
 	err := tx.NewSelect().Model((*tenant.Member)(nil)).Column("email").
-		Where("role IN (?)", bun.In([]tenant.Role{tenant.RoleOwner, tenant.RoleAdmin})).
+		Where("role IN (?)", bun.List([]tenant.Role{tenant.RoleOwner, tenant.RoleAdmin})).
 		Where("status = 'active'").Where("email <> ''").Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("mail: managers: %w", err)

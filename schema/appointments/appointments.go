@@ -129,7 +129,7 @@ func mirror(ctx context.Context, tx bun.IDB, a *Row, people []string, now time.T
 		return []MirrorRow{}, nil
 	}
 	var conns []Connection
-	if err := tx.NewSelect().Model(&conns).Where("active").Where("member_id IN (?)", bun.In(people)).
+	if err := tx.NewSelect().Model(&conns).Where("active").Where("member_id IN (?)", bun.List(people)).
 		Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("appointments: connections: %w", err)
 	}

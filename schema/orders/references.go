@@ -73,7 +73,7 @@ func checkTechnicians(ctx context.Context, tx bun.IDB, lead *string, support []s
 	if !allValid("mem", want) {
 		return apierr.New(apierr.ResourceNotFound)
 	}
-	n, err := tx.NewSelect().Model((*tenant.Member)(nil)).Where("id IN (?)", bun.In(want)).
+	n, err := tx.NewSelect().Model((*tenant.Member)(nil)).Where("id IN (?)", bun.List(want)).
 		Where("type = ?", tenant.TypeTechnician).Where("status = 'active'").Count(ctx)
 	if err != nil {
 		return fmt.Errorf("orders: technicians: %w", err)

@@ -261,14 +261,14 @@ func syncVariations(ctx context.Context, tx bun.IDB, p *Row, list *[]VariationIn
 		if err := unlink(ctx, tx, "variation_id", gone); err != nil {
 			return nil, err
 		}
-		if _, err := tx.NewDelete().Model((*VariationRow)(nil)).Where("id IN (?)", bun.In(gone)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*VariationRow)(nil)).Where("id IN (?)", bun.List(gone)).Exec(ctx); err != nil {
 			return nil, fmt.Errorf("products: delete variations: %w", err)
 		}
 	}
 	// Names are unique per product: free the old names before writing.
 	if len(keep) > 0 {
 		if _, err := tx.NewUpdate().Model((*VariationRow)(nil)).Set("name = id").
-			Where("id IN (?)", bun.In(slices.Collect(maps.Keys(keep)))).Exec(ctx); err != nil {
+			Where("id IN (?)", bun.List(slices.Collect(maps.Keys(keep)))).Exec(ctx); err != nil {
 			return nil, fmt.Errorf("products: rename variations: %w", err)
 		}
 	}
@@ -347,11 +347,11 @@ func unlink(ctx context.Context, tx bun.IDB, column string, deleted []string) er
 	}
 	var sales []string
 	err := tx.NewRaw("WITH u AS (UPDATE sale_items SET "+set+" WHERE ? IN (?) RETURNING sale_id) SELECT DISTINCT sale_id FROM u",
-		bun.Ident(column), bun.In(deleted)).Scan(ctx, &sales)
+		bun.Ident(column), bun.List(deleted)).Scan(ctx, &sales)
 	if err != nil {
 		return fmt.Errorf("products: unlink sale items: %w", err)
 	}
-	if _, err := tx.NewDelete().Model((*MovementRow)(nil)).Where("? IN (?)", bun.Ident(column), bun.In(deleted)).Exec(ctx); err != nil {
+	if _, err := tx.NewDelete().Model((*MovementRow)(nil)).Where("? IN (?)", bun.Ident(column), bun.List(deleted)).Exec(ctx); err != nil {
 		return fmt.Errorf("products: delete movements: %w", err)
 	}
 	if len(sales) == 0 {

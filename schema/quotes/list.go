@@ -39,7 +39,7 @@ func List(ctx context.Context, tx bun.IDB, w streams.Write, p page.Params) (page
 // update and one record of events for all of them.
 func expire(ctx context.Context, tx bun.IDB, w streams.Write) error {
 	var due []Row
-	err := tx.NewSelect().Model(&due).Where("status IN (?)", bun.In(expires)).Where("valid_until < ?", w.At).
+	err := tx.NewSelect().Model(&due).Where("status IN (?)", bun.List(expires)).Where("valid_until < ?", w.At).
 		OrderExpr("id").For("UPDATE").Scan(ctx)
 	if err != nil {
 		return fmt.Errorf("quotes: expire: %w", err)
@@ -64,7 +64,7 @@ func expire(ctx context.Context, tx bun.IDB, w streams.Write) error {
 			streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})
 	}
 	if _, err := tx.NewUpdate().Model((*Row)(nil)).Set("status = ?", StatusExpired).Set("updated_at = ?", w.At).
-		Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+		Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 		return fmt.Errorf("quotes: expire: %w", err)
 	}
 	_, err = streams.Record(ctx, tx, w, changes...)

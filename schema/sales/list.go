@@ -106,7 +106,7 @@ func List(ctx context.Context, tx bun.IDB, p page.Params, f Filter, withFinance 
 			idList[i] = l.Data[i].ID
 		}
 		var all []finance.TransactionRow
-		if err := tx.NewSelect().Model(&all).Where("sale_id IN (?)", bun.In(idList)).OrderExpr("id").Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&all).Where("sale_id IN (?)", bun.List(idList)).OrderExpr("id").Scan(ctx); err != nil {
 			return page.List[Sale]{}, fmt.Errorf("sales: list finance: %w", err)
 		}
 		for _, t := range all {

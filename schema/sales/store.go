@@ -62,7 +62,7 @@ func persistInstallments(tx bun.IDB, b *batch, before, after []InstallmentRow, n
 		}
 	}
 	if len(gone) > 0 {
-		if err := b.add(tx.NewDelete().Model((*InstallmentRow)(nil)).Where("id IN (?)", bun.In(gone))); err != nil {
+		if err := b.add(tx.NewDelete().Model((*InstallmentRow)(nil)).Where("id IN (?)", bun.List(gone))); err != nil {
 			return err
 		}
 	}
