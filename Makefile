@@ -48,8 +48,12 @@ test-race: pg ## every test under the race detector
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 .PHONY: bench
-bench: pg ## run the benchmark scenarios and print their figures
+bench: pg ## quiet ceilings first, then every scenario, medians of 3 (BENCH_SECONDS per run, default 10; ~25 min); writes var/bench/latest.json
 	$(GO) run ./cmd/oficina bench
+
+.PHONY: bench-table
+bench-table: ## write docs/performance.md's table (and docs/performance.json) from var/bench/latest.json
+	$(GO) run ./cmd/oficina bench -table
 
 .PHONY: chaos
 chaos: pg ## kill -9 and restart every part under load; nothing lost (CHAOS_DURATION, default 3m; CHAOS_SEED)

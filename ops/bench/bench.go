@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 )
@@ -34,9 +33,14 @@ type Op func(ctx context.Context, worker, iter int) error
 type Scenario struct {
 	Name    string // figure prefix, e.g. "me_get"
 	Clients int    // concurrent clients (default 32)
-	// Ceiling names the machine figure this scenario is compared with
-	// (pgbench_s_tps for reads, pgbench_n_tps for writes, nats_pub_per_s).
+	// Ceiling names the quiet machine figure this scenario's rate is
+	// divided by (pgbench_s_tps for reads, pgbench_n_tps for writes); empty:
+	// no ratio.
 	Ceiling string
+	// Write marks a write scenario: its runs last Config.Late and its rate
+	// and p99 are also read at Config.Early and at Config.Late into each
+	// run, to see whether a write slows as the tables grow.
+	Write   bool
 	Prepare func(ctx context.Context, env *Env) (Op, error)
 }
 
@@ -47,25 +51,57 @@ type Figure struct {
 	Unit  string  `json:"unit"`
 }
 
-// Config tunes a run.
+// Config tunes a scenario's runs.
 type Config struct {
-	Duration time.Duration // per run (default 5s)
+	// Duration is the length of each run (BENCH_SECONDS); a scenario's
+	// headline figures are read over the first Duration of each run.
+	Duration time.Duration
 	Runs     int           // figures are the median of Runs (default 3)
-	Warmup   time.Duration // before the first run (default 1s)
+	Warmup   time.Duration // before the first run (default 1 s)
+	// Early and Late are when a write scenario is read again (default 10 s
+	// and none): its runs last max(Duration, Late), and the rate and p99 of
+	// the Window before each of the two instants are figures of their own.
+	// Late 0: no late reading.
+	Early, Late, Window time.Duration
 }
 
-// Measure runs sc and returns its figures: <name>_rps, _p50_ms, _p99_ms and
-// _errors.
+func (c Config) withDefaults() Config {
+	if c.Duration <= 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Runs <= 0 {
+		c.Runs = 3
+	}
+	if c.Warmup <= 0 {
+		c.Warmup = time.Second
+	}
+	if c.Early <= 0 {
+		c.Early = 10 * time.Second
+	}
+	if c.Window <= 0 {
+		c.Window = 5 * time.Second
+	}
+	c.Window = min(c.Window, c.Early)
+	return c
+}
+
+// growth reports whether write runs are read early and late.
+func (c Config) growth() bool { return c.Late > c.Early }
+
+// Suffix names a reading at d into a run, e.g. "10s".
+func Suffix(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Round(time.Second).Seconds())) }
+
+// GrowthName is the name of the slow-down figure of the late reading
+// against the early one, e.g. "growth_60s_vs_10s".
+func (c Config) GrowthName() string { return "growth_" + Suffix(c.Late) + "_vs_" + Suffix(c.Early) }
+
+// Measure runs sc and returns its figures, each the median of the runs:
+// <name>_rps, _p50_ms, _p99_ms and _errors over the first Duration of each
+// run, and _rps_spread ((max − min) / median of the runs' rates). A write
+// scenario adds _rps_<early>, _p99_ms_<early>, _rps_<late>, _p99_ms_<late>
+// and <name>_<GrowthName>: (early rate − late rate) / early rate.
 func Measure(ctx context.Context, env *Env, sc Scenario, cfg Config) ([]Figure, error) {
-	if cfg.Duration == 0 {
-		cfg.Duration = 5 * time.Second
-	}
-	if cfg.Runs == 0 {
-		cfg.Runs = 3
-	}
-	if cfg.Warmup == 0 {
-		cfg.Warmup = time.Second
-	}
+	cfg = cfg.withDefaults()
 	if sc.Clients == 0 {
 		sc.Clients = 32
 	}
@@ -74,33 +110,54 @@ func Measure(ctx context.Context, env *Env, sc Scenario, cfg Config) ([]Figure, 
 		return nil, fmt.Errorf("bench: %s: prepare: %w", sc.Name, err)
 	}
 	load(ctx, op, sc.Clients, cfg.Warmup, 0)
-	var rps, p50, p99, errs []float64
-	for i := 0; i < cfg.Runs; i++ {
-		r := load(ctx, op, sc.Clients, cfg.Duration, (i+1)*1_000_000)
-		rps = append(rps, r.rps)
-		p50 = append(p50, r.p50)
-		p99 = append(p99, r.p99)
-		errs = append(errs, float64(r.errors))
+	length := cfg.Duration
+	late := sc.Write && cfg.growth()
+	if late {
+		length = max(length, cfg.Late)
 	}
-	return []Figure{
+	var rps, p50, p99, errs, eRPS, eP99, lRPS, lP99 []float64
+	for i := 0; i < cfg.Runs; i++ {
+		samples := load(ctx, op, sc.Clients, length, (i+1)*10_000_000)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		head := summarize(samples, 0, cfg.Duration)
+		rps, p50, p99 = append(rps, head.rps), append(p50, head.p50), append(p99, head.p99)
+		errs = append(errs, float64(head.errors))
+		if late {
+			e := summarize(samples, cfg.Early-cfg.Window, cfg.Early)
+			l := summarize(samples, cfg.Late-cfg.Window, cfg.Late)
+			eRPS, eP99 = append(eRPS, e.rps), append(eP99, e.p99)
+			lRPS, lP99 = append(lRPS, l.rps), append(lP99, l.p99)
+		}
+	}
+	figs := []Figure{
 		{sc.Name + "_rps", median(rps), "req/s"},
 		{sc.Name + "_p50_ms", median(p50), "ms"},
 		{sc.Name + "_p99_ms", median(p99), "ms"},
 		{sc.Name + "_errors", median(errs), "count"},
-	}, nil
+		{sc.Name + "_rps_spread", spread(rps), "fraction"},
+	}
+	if late {
+		early, lateRate := median(eRPS), median(lRPS)
+		figs = append(figs,
+			Figure{sc.Name + "_rps_" + Suffix(cfg.Early), early, "req/s"},
+			Figure{sc.Name + "_p99_ms_" + Suffix(cfg.Early), median(eP99), "ms"},
+			Figure{sc.Name + "_rps_" + Suffix(cfg.Late), lateRate, "req/s"},
+			Figure{sc.Name + "_p99_ms_" + Suffix(cfg.Late), median(lP99), "ms"})
+		if early > 0 {
+			figs = append(figs, Figure{sc.Name + "_" + cfg.GrowthName(), (early - lateRate) / early, "fraction"})
+		}
+	}
+	return figs, nil
 }
 
-type result struct {
-	rps, p50, p99 float64
-	errors        int
-}
-
-// load runs op from clients goroutines for d and summarises latencies.
-func load(ctx context.Context, op Op, clients int, d time.Duration, iterBase int) result {
+// load runs op from clients goroutines for d and returns every finished
+// request; a request cut by the deadline is not a sample.
+func load(ctx context.Context, op Op, clients int, d time.Duration, iterBase int) []sample {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	lat := make([][]time.Duration, clients)
-	errs := make([]int, clients)
+	per := make([][]sample, clients)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := 0; w < clients; w++ {
@@ -111,61 +168,13 @@ func load(ctx context.Context, op Op, clients int, d time.Duration, iterBase int
 				t := time.Now()
 				err := op(ctx, w, i)
 				if ctx.Err() != nil {
-					return // a request cut by the deadline is not a sample
+					return
 				}
-				if err != nil {
-					errs[w]++
-					continue
-				}
-				lat[w] = append(lat[w], time.Since(t))
+				now := time.Now()
+				per[w] = append(per[w], sample{at: now.Sub(start), lat: now.Sub(t), err: err != nil})
 			}
 		}(w)
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	all := slices.Concat(lat...)
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	r := result{}
-	for _, e := range errs {
-		r.errors += e
-	}
-	if len(all) == 0 {
-		return r
-	}
-	r.rps = float64(len(all)) / elapsed.Seconds()
-	r.p50 = ms(all[len(all)*50/100])
-	r.p99 = ms(all[min(len(all)-1, len(all)*99/100)])
-	return r
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
-
-// Ratios divides each scenario's rate by its ceiling: <figure>_to_ceiling.
-// A delivery is a durable write (attempt and status rows), so
-// deliveries_per_s is read against pgbench -N.
-func Ratios(figures, ceilings []Figure) []Figure {
-	ceil := map[string]float64{}
-	for _, c := range ceilings {
-		ceil[c.Name] = c.Value
-	}
-	against := map[string]string{"deliveries_per_s": "pgbench_n_tps"}
-	for _, sc := range Scenarios() {
-		against[sc.Name+"_rps"] = sc.Ceiling
-	}
-	var out []Figure
-	for _, f := range figures {
-		if c := ceil[against[f.Name]]; c != 0 {
-			out = append(out, Figure{f.Name + "_to_ceiling", f.Value / c, "ratio"})
-		}
-	}
-	return out
+	return slices.Concat(per...)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,6 +72,21 @@ func (e *Env) Admin(ctx context.Context, method, path string, body, out any, wan
 // Public calls the public API with key.
 func (e *Env) Public(ctx context.Context, method, path, key string, body, out any, want int) error {
 	return e.Call(ctx, method, e.BaseURL+"/public/v1"+path, key, body, out, want)
+}
+
+// Create is a public write as integrators send it: POST with a fresh
+// Idempotency-Key (a random UUID) on every request, answered 201.
+func (e *Env) Create(ctx context.Context, path, key string, body, out any) error {
+	return e.CallWith(ctx, "POST", e.BaseURL+"/public/v1"+path, key, map[string]string{"Idempotency-Key": NewUUID()}, body, out, 201)
+}
+
+// NewUUID is a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // Tenant is a benchmark company with an owner key holding every permission.

@@ -11,10 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
-	"oficina/dispatch"
 	"oficina/streams"
 	"oficina/streams/envelope"
-	"oficina/streams/jsconfig"
 	"oficina/tenant"
 )
 
@@ -119,20 +117,21 @@ func (f *Feed) publish(ctx context.Context, dms []streams.DeliveryMessage) error
 	return nil
 }
 
-// waitCount waits until the receiver has n distinct deliveries.
-func (f *Feed) waitCount(ctx context.Context, n int, limit time.Duration) error {
+// waitCount waits until the receiver has n distinct deliveries or limit
+// has passed, and returns how many it has.
+func (f *Feed) waitCount(ctx context.Context, n int, limit time.Duration) (int, error) {
 	deadline := time.Now().Add(limit)
-	for f.Recv.Count() < n {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: receiver has %d of %d deliveries after %v", f.Recv.Count(), n, limit)
+	for {
+		c := f.Recv.Count()
+		if c >= n || time.Now().After(deadline) {
+			return c, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Millisecond):
+			return c, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return nil
 }
 
 // latencies offers single deliveries over ts at rate per second for d and
@@ -196,146 +195,3 @@ func (f *Feed) publishOne(ctx context.Context, dm streams.DeliveryMessage) error
 	return err
 }
 
-func percentile(ds []time.Duration, p int) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return ms(s[min(len(s)-1, len(s)*p/100)])
-}
-
-// DeliveryConfig sizes the delivery scenarios.
-type DeliveryConfig struct {
-	Runs      int           // figures are medians of Runs
-	Backlog   int           // deliveries drained per throughput run (default 10,000)
-	Rate      int           // single deliveries per second in the latency runs (default 200)
-	Duration  time.Duration // of each latency run (default 5 s)
-	Isolation int           // backlog of the failing endpoint (default 100,000)
-}
-
-// Deliveries measures the dispatcher: deliveries_per_s draining a backlog
-// over 50 companies, e2e_p50_ms/e2e_p99_ms of single deliveries, and
-// isolation_p99_ratio: other companies' p99 while one company's failing
-// endpoint has a backlog of cfg.Isolation, over their p99 without it.
-func Deliveries(ctx context.Context, env *Env, f *Feed, cfg DeliveryConfig, report func(Figure)) error {
-	if cfg.Runs == 0 {
-		cfg.Runs = 3
-	}
-	if cfg.Backlog == 0 {
-		cfg.Backlog = 10_000
-	}
-	if cfg.Rate == 0 {
-		cfg.Rate = 200
-	}
-	if cfg.Duration == 0 {
-		cfg.Duration = 5 * time.Second
-	}
-	if cfg.Isolation == 0 {
-		cfg.Isolation = 100_000
-	}
-	fast, err := env.targets(ctx, f, "deliveries", 50, "/hook")
-	if err != nil {
-		return err
-	}
-	var rates []float64
-	for range cfg.Runs {
-		dms, err := f.record(ctx, fast, cfg.Backlog)
-		if err != nil {
-			return err
-		}
-		f.Recv.Forget()
-		start := time.Now()
-		if err := f.publish(ctx, dms); err != nil {
-			return err
-		}
-		if err := f.waitCount(ctx, len(dms), 5*time.Minute); err != nil {
-			return err
-		}
-		rates = append(rates, float64(len(dms))/time.Since(start).Seconds())
-	}
-	report(Figure{"deliveries_per_s", median(rates), "deliveries/s"})
-
-	others := fast[:20]
-	var p50s, p99s []float64
-	for range cfg.Runs {
-		lat, err := f.latencies(ctx, others, cfg.Rate, cfg.Duration)
-		if err != nil {
-			return err
-		}
-		p50s, p99s = append(p50s, percentile(lat, 50)), append(p99s, percentile(lat, 99))
-	}
-	base := median(p99s)
-	report(Figure{"e2e_p50_ms", median(p50s), "ms"})
-	report(Figure{"e2e_p99_ms", base, "ms"})
-
-	failing, err := env.targets(ctx, f, "failing", 1, "/fail")
-	if err != nil {
-		return err
-	}
-	dms, err := f.record(ctx, failing, cfg.Isolation)
-	if err != nil {
-		return err
-	}
-	if err := f.publish(ctx, dms); err != nil {
-		return err
-	}
-	// The burst itself: the backlog's partition works through 100,000
-	// messages, parking them, while the others deliver.
-	lat, err := f.latencies(ctx, others, cfg.Rate, cfg.Duration)
-	if err != nil {
-		return err
-	}
-	burst := percentile(lat, 99)
-	if err := f.waitParked(ctx, 5*time.Minute); err != nil {
-		return err
-	}
-	// Then the state the figure is about: the endpoint failing with its
-	// backlog parked, coming back spread out and probed one at a time.
-	var loaded []float64
-	for range cfg.Runs {
-		lat, err := f.latencies(ctx, others, cfg.Rate, cfg.Duration)
-		if err != nil {
-			return err
-		}
-		loaded = append(loaded, percentile(lat, 99))
-	}
-	report(Figure{"e2e_p99_ms_failing_backlog", median(loaded), "ms"})
-	report(Figure{"e2e_p99_ms_backlog_burst", burst, "ms"})
-	if base > 0 {
-		report(Figure{"isolation_p99_ratio", median(loaded) / base, "ratio"})
-		report(Figure{"isolation_burst_p99_ratio", burst / base, "ratio"})
-	}
-	return nil
-}
-
-// waitParked waits until the partitions' consumers have taken in what was
-// published (nothing pending on the stream side beyond a little).
-func (f *Feed) waitParked(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		var pending uint64
-		for p := range jsconfig.DefaultConfig().Partitions {
-			c, err := f.JS.Consumer(ctx, jsconfig.DeliveriesStream, dispatch.ConsumerName(p))
-			if err != nil {
-				return fmt.Errorf("bench: consumer %d: %w", p, err)
-			}
-			info, err := c.Info(ctx)
-			if err != nil {
-				return fmt.Errorf("bench: consumer %d: %w", p, err)
-			}
-			pending += info.NumPending + uint64(info.NumAckPending)
-		}
-		if pending < 1000 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: %d deliveries still pending after %v", pending, limit)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}

@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 )
 
 // meGetLimited: GET /me for a company with a (very high) ceiling, so every
@@ -24,36 +22,3 @@ func meGetLimited() Scenario {
 	}}
 }
 
-// leadsCreateIdempotent: leads_create with a fresh Idempotency-Key on every
-// request (issue 3: the cost of storing the answer with the write).
-func leadsCreateIdempotent() Scenario {
-	var seq atomic.Int64
-	return Scenario{Name: "leads_create_idem", Ceiling: "pgbench_n_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
-		ts, err := env.tenants(ctx, "leads idem", 32, []string{"leads:create", "tasks:create", "leads:read"})
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, w, _ int) error {
-			n := seq.Add(1)
-			return env.CallWith(ctx, "POST", env.BaseURL+"/public/v1/leads", ts[w%len(ts)].Key, map[string]string{"Idempotency-Key": fmt.Sprintf("bench-%d", n)},
-				map[string]any{"name": fmt.Sprintf("Idem %d", n), "email": fmt.Sprintf("idem%d@example.com", n)}, nil, 201)
-		}, nil
-	}}
-}
-
-// Derived figures that compare two scenarios of the same run.
-func Derived(figs []Figure) []Figure {
-	v := map[string]float64{}
-	for _, f := range figs {
-		v[f.Name] = f.Value
-	}
-	var out []Figure
-	if on, off := v["me_get_limited_rps"], v["me_get_rps"]; on > 0 && off > 0 {
-		out = append(out, Figure{"limiter_throughput_ratio", on / off, "ratio"},
-			Figure{"limiter_added_p50_ms", v["me_get_limited_p50_ms"] - v["me_get_p50_ms"], "ms"})
-	}
-	if on, off := v["leads_create_idem_p50_ms"], v["leads_create_p50_ms"]; on > 0 && off > 0 {
-		out = append(out, Figure{"idempotency_added_p50_ms", on - off, "ms"})
-	}
-	return out
-}

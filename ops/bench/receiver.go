@@ -84,6 +84,14 @@ func (r *Receiver) Expect(id string) <-chan time.Time {
 	return c
 }
 
+// At is when id first arrived.
+func (r *Receiver) At(id string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.arrived[id]
+	return at, ok
+}
+
 // Forget drops what the receiver noted, between runs.
 func (r *Receiver) Forget() {
 	r.mu.Lock()

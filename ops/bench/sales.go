@@ -33,9 +33,10 @@ func (e *Env) saleCompany(ctx context.Context, t *Tenant) (string, error) {
 		`{"amount_cents":14000,"due_date":"2099-03-10"}]}}`, p1["id"], p2["id"], v["id"]), nil
 }
 
-// salesCreate: POST /sales, two catalog items and installments (issue 7).
+// salesCreate: POST /sales with an Idempotency-Key, two catalog items and
+// installments (issue 7).
 func salesCreate() Scenario {
-	return Scenario{Name: "sales_create", Ceiling: "pgbench_n_tps", Prepare: func(ctx context.Context, env *Env) (Op, error) {
+	return Scenario{Name: "sales_create", Ceiling: "pgbench_n_tps", Write: true, Prepare: func(ctx context.Context, env *Env) (Op, error) {
 		ts, err := env.tenants(ctx, "sales", 32, []string{"sales:create", "sales:read", "webhooks:create"})
 		if err != nil {
 			return nil, err
@@ -53,7 +54,7 @@ func salesCreate() Scenario {
 		}
 		return func(ctx context.Context, w, _ int) error {
 			i := w % len(ts)
-			return env.Public(ctx, "POST", "/sales", ts[i].Key, bodies[i], nil, 201)
+			return env.Create(ctx, "/sales", ts[i].Key, bodies[i], nil)
 		}, nil
 	}}
 }

@@ -6,9 +6,13 @@ import (
 	"oficina/tenant"
 )
 
-// Scenarios lists the scenarios in run order; modules append theirs.
+// Scenarios lists the request scenarios in run order: reads first, then
+// the writes, each of which leaves rows (and webhook deliveries) behind.
 func Scenarios() []Scenario {
-	return []Scenario{meGet(), meGetLimited(), ordersCreate(), salesCreate(), salesGet(), leadsCreate(), leadsCreateIdempotent()}
+	hot := ordersCreate(HotTenant, 1)
+	hot.Ceiling = "" // read against the spread figure: hot_tenant_ratio
+	return []Scenario{meGet(), meGetLimited(), salesGet(),
+		ordersCreate(HotTenantSpread, 32), hot, leadsCreate(), salesCreate()}
 }
 
 // meGet: GET /me with authentication and permission layers (issue 2).

@@ -1,0 +1,274 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/streams"
+)
+
+// SustainConfig sizes the sustained-delivery scenario.
+type SustainConfig struct {
+	Rate int           // offered deliveries per second (default 5,000, issue 16's target)
+	Hold time.Duration // how long a rate is offered (default 30 s)
+	Runs int           // runs at Rate; figures are medians (default 3)
+	// Ramp lists lower rates tried, one run each, lowest first, when Rate
+	// is not sustained; the ramp stops at the first rate not sustained
+	// (default 1,000, 2,000, 3,000).
+	Ramp []int
+	// MaxP99: a rate is sustained when the receiver gets at least 95 % of
+	// it and commit → receiver p99 is at most MaxP99 (default 50 ms).
+	MaxP99    time.Duration
+	Companies int           // endpoints the load is spread over, one per company (default 50)
+	Drain     time.Duration // after the offer, how long to wait for the last deliveries (default 3 min)
+}
+
+func (c SustainConfig) withDefaults() SustainConfig {
+	if c.Rate <= 0 {
+		c.Rate = 5000
+	}
+	if c.Hold <= 0 {
+		c.Hold = 30 * time.Second
+	}
+	if c.Runs <= 0 {
+		c.Runs = 3
+	}
+	if c.Ramp == nil {
+		c.Ramp = []int{1000, 2000, 3000}
+	}
+	if c.MaxP99 <= 0 {
+		c.MaxP99 = 50 * time.Millisecond
+	}
+	if c.Companies <= 0 {
+		c.Companies = 50
+	}
+	if c.Drain <= 0 {
+		c.Drain = 3 * time.Minute
+	}
+	return c
+}
+
+// sustainRun is one offered rate held for Hold.
+type sustainRun struct {
+	offered  float64 // deliveries committed and published per second
+	achieved float64 // deliveries received per second, first commit to last arrival
+	p50, p99 float64 // commit → receiver, ms
+	n        int     // deliveries offered
+	missing  int     // not received within Drain (counted at Drain in the percentiles)
+	parked   uint64  // most scheduled messages seen at once
+	backlog  uint64  // most deliveries waiting on the consumers at once
+}
+
+// sustained: the receiver got at least 95 % of rate, p99 within maxP99 and
+// nothing missing.
+func (r sustainRun) sustained(rate int, maxP99 time.Duration) bool {
+	return r.missing == 0 && r.achieved >= 0.95*float64(rate) && r.p99 <= ms(maxP99)
+}
+
+// Sustained offers deliveries at a fixed rate (open loop: each batch is
+// due at its time whatever became of the ones before) and reports
+// deliveries_sustained_*: the offered and achieved rates, commit → receiver
+// p50/p99, the most deliveries parked and waiting at once, and what never
+// arrived; each the median of cfg.Runs. When the rate is not sustained it
+// ramps up from cfg.Ramp and reports deliveries_sustainable_per_s, the
+// highest rate that was.
+func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report func(Figure)) error {
+	cfg = cfg.withDefaults()
+	ts, err := env.targets(ctx, f, "sustained", cfg.Companies, "/hook")
+	if err != nil {
+		return err
+	}
+	var runs []sustainRun
+	for range cfg.Runs {
+		if _, _, err := f.Quiesce(ctx, 5*time.Minute); err != nil {
+			return err
+		}
+		r, err := f.sustain(ctx, ts, cfg.Rate, cfg.Hold, cfg.Drain)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	med := func(v func(sustainRun) float64) float64 {
+		var xs []float64
+		for _, r := range runs {
+			xs = append(xs, v(r))
+		}
+		return median(xs)
+	}
+	m := sustainRun{achieved: med(func(r sustainRun) float64 { return r.achieved }), p99: med(func(r sustainRun) float64 { return r.p99 }),
+		missing: int(med(func(r sustainRun) float64 { return float64(r.missing) }))}
+	for _, fig := range []Figure{
+		{"deliveries_sustained_target_per_s", float64(cfg.Rate), "deliveries/s"},
+		{"deliveries_sustained_offered_per_s", med(func(r sustainRun) float64 { return r.offered }), "deliveries/s"},
+		{"deliveries_sustained_per_s", m.achieved, "deliveries/s"},
+		{"deliveries_sustained_p50_ms", med(func(r sustainRun) float64 { return r.p50 }), "ms"},
+		{"deliveries_sustained_p99_ms", m.p99, "ms"},
+		{"deliveries_sustained_parked", med(func(r sustainRun) float64 { return float64(r.parked) }), "deliveries"},
+		{"deliveries_sustained_backlog", med(func(r sustainRun) float64 { return float64(r.backlog) }), "deliveries"},
+		{"deliveries_sustained_missing", float64(m.missing), "deliveries"},
+		{"deliveries_sustained_samples", med(func(r sustainRun) float64 { return float64(r.n) }), "deliveries"},
+	} {
+		report(fig)
+	}
+	if m.sustained(cfg.Rate, cfg.MaxP99) {
+		report(Figure{"deliveries_sustainable_per_s", float64(cfg.Rate), "deliveries/s"})
+		return nil
+	}
+	best := 0
+	for _, rate := range cfg.Ramp {
+		if rate >= cfg.Rate {
+			break
+		}
+		if _, _, err := f.Quiesce(ctx, 5*time.Minute); err != nil {
+			return err
+		}
+		r, err := f.sustain(ctx, ts, rate, cfg.Hold, cfg.Drain)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("deliveries_ramp_%d", rate)
+		report(Figure{name + "_per_s", r.achieved, "deliveries/s"})
+		report(Figure{name + "_p99_ms", r.p99, "ms"})
+		report(Figure{name + "_parked", float64(r.parked), "deliveries"})
+		if !r.sustained(rate, cfg.MaxP99) {
+			break
+		}
+		best = rate
+	}
+	report(Figure{"deliveries_sustainable_per_s", float64(best), "deliveries/s"})
+	return nil
+}
+
+// sustain offers rate deliveries per second for hold over ts: every 2 ms
+// (or slower, for low rates) a batch of one company's deliveries is
+// committed in one transaction and published, as a write's commit would;
+// batches are taken round robin over ts by 16 recorders. It then waits up
+// to drain for the receiver to have them all.
+func (f *Feed) sustain(ctx context.Context, ts []target, rate int, hold, drain time.Duration) (sustainRun, error) {
+	batch := max(1, rate/500)
+	interval := time.Duration(float64(time.Second) * float64(batch) / float64(rate))
+	total := int(hold / interval)
+	f.Recv.Forget()
+
+	type committed struct {
+		id string
+		at time.Time
+	}
+	var (
+		mu       sync.Mutex
+		recs     = make([]committed, 0, total*batch)
+		firstErr error
+		lastAt   time.Time
+	)
+	jobs := make(chan int, total)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for k := range jobs {
+				dms, err := f.record(runCtx, []target{ts[k%len(ts)]}, batch)
+				at := time.Now()
+				if err == nil {
+					err = f.publishBatch(runCtx, dms)
+				}
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				for _, dm := range dms {
+					recs = append(recs, committed{dm.EventID, at})
+				}
+				if at.After(lastAt) {
+					lastAt = at
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	var parked, backlog uint64
+	sampled := make(chan struct{})
+	go func() {
+		parked, backlog = f.sampleParked(sampleCtx, time.Second)
+		close(sampled)
+	}()
+	start := time.Now()
+	for k := range total {
+		if d := time.Until(start.Add(time.Duration(k) * interval)); d > 0 {
+			select {
+			case <-runCtx.Done():
+			case <-time.After(d):
+			}
+		}
+		if runCtx.Err() != nil {
+			break
+		}
+		jobs <- k
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		stopSampling()
+		<-sampled
+		return sustainRun{}, firstErr
+	}
+	got, err := f.waitCount(ctx, len(recs), hold+drain)
+	stopSampling()
+	<-sampled
+	if err != nil {
+		return sustainRun{}, err
+	}
+	r := sustainRun{n: len(recs), missing: len(recs) - got, parked: parked, backlog: backlog}
+	r.offered = float64(len(recs)) / max(hold, lastAt.Sub(start)).Seconds()
+	lat := make([]time.Duration, 0, len(recs))
+	var last time.Time
+	for _, c := range recs {
+		at, ok := f.Recv.At(c.id)
+		if !ok {
+			lat = append(lat, hold+drain) // a lower bound: it never came
+			continue
+		}
+		lat = append(lat, at.Sub(c.at))
+		if at.After(last) {
+			last = at
+		}
+	}
+	if got > 0 {
+		r.achieved = float64(got) / last.Sub(start).Seconds()
+	}
+	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
+	return r, nil
+}
+
+// publishBatch publishes dms asynchronously, then waits for their acks.
+func (f *Feed) publishBatch(ctx context.Context, dms []streams.DeliveryMessage) error {
+	futs := make([]jetstream.PubAckFuture, 0, len(dms))
+	for _, dm := range dms {
+		m, err := dm.Msg()
+		if err != nil {
+			return err
+		}
+		fut, err := f.JS.PublishMsgAsync(m)
+		if err != nil {
+			return fmt.Errorf("bench: publish: %w", err)
+		}
+		futs = append(futs, fut)
+	}
+	for _, fut := range futs {
+		select {
+		case <-fut.Ok():
+		case err := <-fut.Err():
+			return fmt.Errorf("bench: publish: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
