@@ -194,4 +194,3 @@ func (f *Feed) publishOne(ctx context.Context, dm streams.DeliveryMessage) error
 	_, err = f.JS.PublishMsg(ctx, m)
 	return err
 }
-

@@ -21,4 +21,3 @@ func meGetLimited() Scenario {
 		}, nil
 	}}
 }
-
