@@ -193,7 +193,7 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 	if missing := rep.Missing(); len(missing) > 0 {
 		logf("bench: not measured in this run: %s", strings.Join(missing, ", "))
 	}
-	b, err := json.Marshal(rep)
+	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}

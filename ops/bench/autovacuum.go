@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -19,7 +20,13 @@ import (
 // "on (turned on for the run)" or "off …").
 func Autovacuum(ctx context.Context, ownerURL string, turn bool) (state string, restore func(), err error) {
 	restore = func() {}
-	conn, err := pgx.Connect(ctx, ownerURL)
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		return "", restore, fmt.Errorf("bench: autovacuum: %w", err)
+	}
+	u.Path = "/postgres" // the server's setting: any database will do, and this one exists
+	serverURL := u.String()
+	conn, err := pgx.Connect(ctx, serverURL)
 	if err != nil {
 		return "", restore, fmt.Errorf("bench: autovacuum: %w", err)
 	}
@@ -49,7 +56,7 @@ func Autovacuum(ctx context.Context, ownerURL string, turn bool) (state string, 
 	restore = func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		c, err := pgx.Connect(ctx, ownerURL)
+		c, err := pgx.Connect(ctx, serverURL)
 		if err == nil {
 			defer c.Close(ctx)
 			if _, err = c.Exec(ctx, undo); err == nil {
