@@ -147,7 +147,7 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 // sustain offers rate deliveries per second for hold over ts: every 2 ms
 // (or slower, for low rates) a batch of one company's deliveries is
 // committed in one transaction and published, as a write's commit would;
-// batches are taken round robin over ts by 16 recorders. It then waits up
+// batches are taken round robin over ts by 32 recorders. It then waits up
 // to drain for the receiver to have them all.
 func (f *Feed) sustain(ctx context.Context, ts []target, rate int, hold, drain time.Duration) (sustainRun, error) {
 	batch := max(1, rate/500)
@@ -169,7 +169,7 @@ func (f *Feed) sustain(ctx context.Context, ts []target, rate int, hold, drain t
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range 16 {
+	for range 32 {
 		wg.Go(func() {
 			for k := range jobs {
 				dms, err := f.record(runCtx, []target{ts[k%len(ts)]}, batch)
