@@ -86,14 +86,16 @@ func (c Config) withDefaults() Config {
 }
 
 // growth reports whether write runs are read early and late.
-func (c Config) growth() bool { return c.Late > c.Early }
+func (c Config) growth() bool { return c.Late > c.withDefaults().Early }
 
 // Suffix names a reading at d into a run, e.g. "10s".
 func Suffix(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Round(time.Second).Seconds())) }
 
 // GrowthName is the name of the slow-down figure of the late reading
 // against the early one, e.g. "growth_60s_vs_10s".
-func (c Config) GrowthName() string { return "growth_" + Suffix(c.Late) + "_vs_" + Suffix(c.Early) }
+func (c Config) GrowthName() string {
+	return "growth_" + Suffix(c.Late) + "_vs_" + Suffix(c.withDefaults().Early)
+}
 
 // Measure runs sc and returns its figures, each the median of the runs:
 // <name>_rps, _p50_ms, _p99_ms and _errors over the first Duration of each
@@ -153,10 +155,10 @@ func Measure(ctx context.Context, env *Env, sc Scenario, cfg Config) ([]Figure, 
 }
 
 // load runs op from clients goroutines for d and returns every finished
-// request; a request cut by the deadline is not a sample.
+// request. No request starts after d; those in flight then finish
+// (cutting them would make the API roll back and log half-done writes at
+// every run's end) and are samples past d, outside every reading.
 func load(ctx context.Context, op Op, clients int, d time.Duration, iterBase int) []sample {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
 	per := make([][]sample, clients)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -164,12 +166,9 @@ func load(ctx context.Context, op Op, clients int, d time.Duration, iterBase int
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := iterBase; ctx.Err() == nil; i++ {
+			for i := iterBase; ctx.Err() == nil && time.Since(start) < d; i++ {
 				t := time.Now()
 				err := op(ctx, w, i)
-				if ctx.Err() != nil {
-					return
-				}
 				now := time.Now()
 				per[w] = append(per[w], sample{at: now.Sub(start), lat: now.Sub(t), err: err != nil})
 			}

@@ -83,7 +83,7 @@ func TestSummarizeReadsOnlyItsWindowAndCountsErrorsApart(t *testing.T) {
 }
 
 func TestConfigNamesTheGrowthFigureAfterItsReadings(t *testing.T) {
-	c := Config{Late: time.Minute}.withDefaults()
+	c := Config{Late: time.Minute} // as the command builds it: defaults not applied
 	if got := c.GrowthName(); got != "growth_60s_vs_10s" {
 		t.Errorf("GrowthName = %q", got)
 	}
