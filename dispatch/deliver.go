@@ -74,9 +74,10 @@ func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *endpoint, dm 
 
 // attemptResult is what one HTTP attempt got.
 type attemptResult struct {
-	status     int           // 0 without an answer
-	err        string        // reason without an answer (or for a 3xx)
-	retryAfter time.Duration // from a non-2xx answer
+	status     int            // 0 without an answer
+	err        string         // reason without an answer (or for a 3xx)
+	retryAfter time.Duration  // from a non-2xx answer
+	detail     *attemptDetail // what was sent and got (attemptlog.go); nil without a request
 }
 
 func (r attemptResult) ok() bool { return r.status >= 200 && r.status <= 299 }
@@ -93,17 +94,19 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		return attemptResult{err: destguard.ReasonInvalidURL}
 	}
 	req.Header = h
+	detail := startDetail(req, dm.Body)
 	resp, err := d.cfg.Client.Do(req)
 	if err != nil {
 		reason := destguard.Reason(err)
 		d.cfg.Log.Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,
 			"delivery", dm.DeliveryID, "reason", reason, "err", err)
-		return attemptResult{err: reason}
+		return attemptResult{err: reason, detail: detail.finish(nil)}
 	}
-	// Drain a little so the connection can be reused; the body is not kept.
+	detail.finish(resp) // keeps the first BodyCap bytes of the body
+	// Drain a little so the connection can be reused; the rest is not kept.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-	r := attemptResult{status: resp.StatusCode}
+	r := attemptResult{status: resp.StatusCode, detail: detail}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		r.err = "redirect_not_followed"
 	}

@@ -240,7 +240,7 @@ func (d *Dispatcher) recordBatch(ctx context.Context, reqs []attemptReq) []batch
 			}
 			out[i] = batchResult[outcome]{res: o}
 		}
-		return nil
+		return recordDetails(ctx, tx, reqs)
 	})
 	if err == nil {
 		return out

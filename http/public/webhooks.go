@@ -10,7 +10,6 @@ import (
 
 	"oficina/http/wire"
 	"oficina/schema/apierr"
-	"oficina/schema/events"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
 	"oficina/streams"
@@ -58,33 +57,10 @@ func (s *Server) webhookRoutes() {
 }
 
 // webhookManager is the owner/admin rule of 4.6, for every webhook route.
-func webhookManager(p *tenant.Principal) error {
-	if !p.Role().IsManager() {
-		return apierr.New(apierr.MemberPermissionDenied)
-	}
-	return nil
-}
+func webhookManager(p *tenant.Principal) error { return webhooks.RequireManager(p) }
 
-// webhookAccess authorizes subscribing the caller to events, in the order
-// of part 5.2: the key's <module>:read permissions, the owner/admin role,
-// then the member and plan layers.
-func webhookAccess(p *tenant.Principal) webhooks.Access {
-	return func(names []string) error {
-		perms := make([]tenant.Permission, 0, 8)
-		for _, m := range events.SubscriptionModules(names) {
-			perms = append(perms, tenant.Perm(m, tenant.Read))
-		}
-		for _, perm := range perms {
-			if !p.HasKeyPermission(perm) {
-				return apierr.New(apierr.PermissionMissing)
-			}
-		}
-		if err := webhookManager(p); err != nil {
-			return err
-		}
-		return p.Require(perms...)
-	}
-}
+// webhookAccess authorizes subscribing the caller to events (part 5.2).
+func webhookAccess(p *tenant.Principal) webhooks.Access { return webhooks.PrincipalAccess(p) }
 
 func subscriber(p *tenant.Principal) webhooks.Subscriber {
 	return webhooks.Subscriber{MemberID: p.Member.ID, KeyID: p.Key.ID}

@@ -33,6 +33,8 @@ var crossCompanyCalls = []string{
 	"SELECT oficina_secret_companies(NULL, '', 1)",
 	"SELECT oficina_dispatch_views(ARRAY['co_other'], ARRAY['dlv_x'], ARRAY['we_x'])",
 	"SELECT oficina_dispatch_succeeded(ARRAY['co_other'], ARRAY['att_x'], ARRAY['dlv_x'], ARRAY['we_x'], ARRAY[now()], ARRAY[200], now())",
+	`SELECT oficina_attempt_details('[{"company": "co_other", "delivery": "dlv_x", "started": "2026-01-01T00:00:00Z"}]')`,
+	"SELECT oficina_recover_companies(1)",
 }
 
 // Issue 15 item 3: the request role cannot call the functions that cross
@@ -66,6 +68,7 @@ func TestCrossCompanyFunctionsRestoreTheCallersCompany(t *testing.T) {
 		for _, call := range []string{
 			"SELECT oficina_dispatch_views(ARRAY[?], ARRAY['dlv_x'], ARRAY['we_x'])",
 			"SELECT oficina_dispatch_succeeded(ARRAY[?], ARRAY['att_x'], ARRAY['dlv_x'], ARRAY['we_x'], ARRAY[now()], ARRAY[200], now())",
+			`SELECT oficina_attempt_details(jsonb_build_array(jsonb_build_object('company', ?::text, 'delivery', 'dlv_x', 'started', now())))`,
 		} {
 			if _, err := tx.ExecContext(ctx, call, b.Company.ID); err != nil {
 				return err

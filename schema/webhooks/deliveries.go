@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -64,18 +63,7 @@ func ViewDelivery(d *streams.Delivery) WebhookDelivery {
 
 // Deliveries pages through an endpoint's delivery log, newest first.
 func Deliveries(ctx context.Context, tx bun.IDB, endpointID string, p page.Params) (page.List[WebhookDelivery], error) {
-	if _, err := Get(ctx, tx, endpointID); err != nil {
-		return page.List[WebhookDelivery]{}, err
-	}
-	var ds []streams.Delivery
-	if err := p.Apply(tx.NewSelect().Model(&ds).Where("endpoint_id = ?", endpointID), "id").Scan(ctx); err != nil {
-		return page.List[WebhookDelivery]{}, fmt.Errorf("webhooks: deliveries: %w", err)
-	}
-	vs := make([]WebhookDelivery, len(ds))
-	for i := range ds {
-		vs[i] = ViewDelivery(&ds[i])
-	}
-	return page.Wrap(p, vs), nil
+	return DeliveryLog(ctx, tx, endpointID, DeliveryFilter{}, p)
 }
 
 // Ping records a real ping event delivered to this endpoint only (spec

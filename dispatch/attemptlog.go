@@ -1,0 +1,129 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+)
+
+// What an attempt sent and got is kept with its record for the delivery
+// log (the company portal): the request headers as sent — the signature,
+// never the secret — and body, the answer's status, headers and body, and
+// the duration. Bodies are capped at BodyCap; header values and their
+// number are capped too, so a receiver cannot make the log grow.
+
+// Caps of what an attempt keeps.
+const (
+	BodyCap        = 4 << 10
+	headerValueCap = 512
+	headerCountCap = 64
+)
+
+// attemptDetail is what one attempt sent and got.
+type attemptDetail struct {
+	start                 time.Time
+	RequestHeaders        map[string][]string `json:"request_headers"`
+	RequestBody           string              `json:"request_body"`
+	RequestBodyTruncated  bool                `json:"request_body_truncated"`
+	ResponseHeaders       map[string][]string `json:"response_headers,omitempty"`
+	ResponseBody          *string             `json:"response_body,omitempty"`
+	ResponseBodyTruncated bool                `json:"response_body_truncated"`
+	DurationMS            int64               `json:"duration_ms"`
+}
+
+// startDetail notes the request about to be sent with body.
+func startDetail(req *http.Request, body []byte) *attemptDetail {
+	h := req.Header.Clone()
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	d := &attemptDetail{start: time.Now(), RequestHeaders: keepHeaders(h)}
+	d.RequestBody, d.RequestBodyTruncated = keepText(body)
+	return d
+}
+
+// finish notes the answer (nil without one): its headers and the first
+// BodyCap bytes of its body, read from resp.Body before the caller drains
+// the rest.
+func (d *attemptDetail) finish(resp *http.Response) *attemptDetail {
+	if resp != nil {
+		d.ResponseHeaders = keepHeaders(resp.Header)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, BodyCap+1))
+		s, cut := keepText(b)
+		d.ResponseBody, d.ResponseBodyTruncated = &s, cut
+	}
+	d.DurationMS = time.Since(d.start).Milliseconds()
+	return d
+}
+
+// keepText is b as storable text (valid UTF-8, no NUL) cut at BodyCap.
+func keepText(b []byte) (string, bool) {
+	cut := len(b) > BodyCap
+	if cut {
+		b = b[:BodyCap]
+	}
+	return clean(string(b)), cut
+}
+
+func clean(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func keepHeaders(h http.Header) map[string][]string {
+	out := make(map[string][]string, min(len(h), headerCountCap))
+	for k, vs := range h {
+		if len(out) == headerCountCap {
+			break
+		}
+		kept := make([]string, 0, len(vs))
+		for _, v := range vs {
+			if len(v) > headerValueCap {
+				v = v[:headerValueCap] + "…"
+			}
+			kept = append(kept, clean(v))
+		}
+		out[clean(k)] = kept
+	}
+	return out
+}
+
+// recordDetails writes the details of the attempts of reqs that were sent,
+// in the record's transaction, after the attempts themselves: one call of
+// oficina_attempt_details, which also notes what triggered each attempt
+// and the next attempt it scheduled.
+func recordDetails(ctx context.Context, tx bun.Tx, reqs []attemptReq) error {
+	type entry struct {
+		Company  string    `json:"company"`
+		Delivery string    `json:"delivery"`
+		Started  time.Time `json:"started"`
+		*attemptDetail
+	}
+	var es []entry
+	for _, q := range reqs {
+		if q.r.detail != nil {
+			// The attempt row was written with the time as bun sends it:
+			// microseconds, cut.
+			es = append(es, entry{q.dm.CompanyID, q.dm.DeliveryID, q.started.UTC().Truncate(time.Microsecond), q.r.detail})
+		}
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(es)
+	if err != nil {
+		return fmt.Errorf("attempt details: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT oficina_attempt_details(?::jsonb)", string(b)); err != nil {
+		return fmt.Errorf("attempt details: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/ids"
+	"oficina/schema/page"
+	"oficina/streams"
+)
+
+// DeliveryFilter narrows the delivery log; zero members do not filter.
+type DeliveryFilter struct {
+	Status    string // pending, succeeded or failed
+	EventType string
+	EventID   string
+	// CreatedAfter and CreatedBefore bound when the delivery was created
+	// (after: inclusive, before: exclusive).
+	CreatedAfter, CreatedBefore *time.Time
+}
+
+var eventIDPattern = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
+
+// ParseDeliveryFilter reads status, event_type, event_id, created_after and
+// created_before from q; a bad value is 400 invalid_request, as every
+// query parameter.
+func ParseDeliveryFilter(q url.Values) (DeliveryFilter, error) {
+	var f DeliveryFilter
+	bad := apierr.New(apierr.InvalidRequest)
+	one := func(name string) (string, bool) {
+		vs, ok := q[name]
+		if !ok || len(vs) == 1 && vs[0] == "" {
+			return "", true
+		}
+		return vs[0], len(vs) == 1
+	}
+	var ok bool
+	if f.Status, ok = one("status"); !ok || f.Status != "" && !slices.Contains(WebhookDeliveryStatus("").Values(), f.Status) {
+		return f, bad
+	}
+	if f.EventType, ok = one("event_type"); !ok || len(f.EventType) > 100 {
+		return f, bad
+	}
+	if f.EventID, ok = one("event_id"); !ok || f.EventID != "" && !eventIDPattern.MatchString(f.EventID) {
+		return f, bad
+	}
+	for name, dst := range map[string]**time.Time{"created_after": &f.CreatedAfter, "created_before": &f.CreatedBefore} {
+		v, ok := one(name)
+		if !ok {
+			return f, bad
+		}
+		if v == "" {
+			continue
+		}
+		t, err := apitime.ParseTimestamp(v)
+		if err != nil {
+			return f, bad
+		}
+		*dst = &t.Time
+	}
+	return f, nil
+}
+
+func (f DeliveryFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.EventType != "" {
+		q = q.Where("event_type = ?", f.EventType)
+	}
+	if f.EventID != "" {
+		q = q.Where("event_id = ?", f.EventID)
+	}
+	if f.CreatedAfter != nil {
+		q = q.Where("created_at >= ?", *f.CreatedAfter)
+	}
+	if f.CreatedBefore != nil {
+		q = q.Where("created_at < ?", *f.CreatedBefore)
+	}
+	return q
+}
+
+// DeliveryLog pages through an endpoint's delivery log as filtered, newest
+// first (the cursor is the last delivery id of the previous page).
+func DeliveryLog(ctx context.Context, tx bun.IDB, endpointID string, f DeliveryFilter, p page.Params) (page.List[WebhookDelivery], error) {
+	if _, err := Get(ctx, tx, endpointID); err != nil {
+		return page.List[WebhookDelivery]{}, err
+	}
+	var ds []streams.Delivery
+	q := f.apply(tx.NewSelect().Model(&ds).Where("endpoint_id = ?", endpointID))
+	if err := p.Apply(q, "id").Scan(ctx); err != nil {
+		return page.List[WebhookDelivery]{}, fmt.Errorf("webhooks: delivery log: %w", err)
+	}
+	vs := make([]WebhookDelivery, len(ds))
+	for i := range ds {
+		vs[i] = ViewDelivery(&ds[i])
+	}
+	return page.Wrap(p, vs), nil
+}
+
+// GetDelivery reads one delivery of an endpoint (404 otherwise).
+func GetDelivery(ctx context.Context, tx bun.IDB, endpointID, deliveryID string) (*streams.Delivery, error) {
+	if !ids.Valid(IDPrefix, endpointID) || !ids.Valid(streams.DeliveryIDPrefix, deliveryID) {
+		return nil, apierr.New(apierr.ResourceNotFound)
+	}
+	d := new(streams.Delivery)
+	if err := tx.NewSelect().Model(d).Where("id = ?", deliveryID).Where("endpoint_id = ?", endpointID).Scan(ctx); err != nil {
+		return nil, apierr.NoRows(err)
+	}
+	return d, nil
+}
+
+// Attempt is one attempt of a delivery with what it sent and got: the
+// request headers as sent (the signature, never the secret) and body, the
+// answer's status, headers and body (each body capped at 4 KiB), how long
+// it took, what triggered it, and the next attempt it scheduled. Attempts
+// recorded before these details were kept have none.
+type Attempt struct {
+	bun.BaseModel `bun:"table:webhook_attempts"`
+
+	ID                    string              `bun:"id,pk"`
+	DeliveryID            string              `bun:"delivery_id"`
+	StartedAt             time.Time           `bun:"started_at"`
+	FinishedAt            *time.Time          `bun:"finished_at"`
+	ResponseStatusCode    *int                `bun:"response_status_code"`
+	Error                 *string             `bun:"error"`
+	RequestHeaders        map[string][]string `bun:"request_headers,type:jsonb"`
+	RequestBody           *string             `bun:"request_body"`
+	RequestBodyTruncated  bool                `bun:"request_body_truncated"`
+	ResponseHeaders       map[string][]string `bun:"response_headers,type:jsonb"`
+	ResponseBody          *string             `bun:"response_body"`
+	ResponseBodyTruncated bool                `bun:"response_body_truncated"`
+	DurationMS            *int                `bun:"duration_ms"`
+	TriggeredBy           *string             `bun:"triggered_by"`
+	NextAttemptAt         *time.Time          `bun:"next_attempt_at"`
+}
+
+// Succeeded reports a 2xx answer.
+func (a *Attempt) Succeeded() bool {
+	return a.ResponseStatusCode != nil && *a.ResponseStatusCode >= 200 && *a.ResponseStatusCode <= 299
+}
+
+// PrettyRequestBody is the request body indented when it is whole JSON.
+func (a *Attempt) PrettyRequestBody() string {
+	if a.RequestBody == nil {
+		return ""
+	}
+	if !a.RequestBodyTruncated {
+		var v any
+		if json.Unmarshal([]byte(*a.RequestBody), &v) == nil {
+			if b, err := json.MarshalIndent(v, "", "  "); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return *a.RequestBody
+}
+
+// Attempts lists a delivery's attempts, oldest first.
+func Attempts(ctx context.Context, tx bun.IDB, deliveryID string) ([]Attempt, error) {
+	var as []Attempt
+	if err := tx.NewSelect().Model(&as).Where("delivery_id = ?", deliveryID).Order("started_at", "id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("webhooks: attempts of %s: %w", deliveryID, err)
+	}
+	return as, nil
+}
