@@ -28,7 +28,7 @@ actions:
   secrets rekey    [-company ID] [-limit 100]   re-seal every webhook secret under the first key of the
                    API's OFICINA_SECRET_KEYS, company by company; prints the count (docs/operating.md)
   request          METHOD PATH [JSON body]   any admin route, e.g. request GET /companies/co_…/members
-
+` + portalHelp + `
 The token defaults to $OFICINA_ADMIN_TOKEN, then <data-dir>/admin-token (written by oficina dev).
 `
 
@@ -59,6 +59,9 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if rest[0] == "secrets" {
 		return adminSecrets(ctx, adminURL+"/admin/v1", token, rest[1:], stdout)
+	}
+	if rest[0] == "portal-session" || rest[0] == "endpoint-recover" {
+		return adminPortal(ctx, adminURL+"/admin/v1", token, rest[0], rest[1:], stdout)
 	}
 	method, path, body, err := adminAction(rest[0], rest[1:])
 	if err != nil {

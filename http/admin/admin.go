@@ -61,6 +61,10 @@ type Deps struct {
 	// TrustedProxies: the client address is read from X-Forwarded-For only
 	// when the peer is one of them (wire.ClientAddr).
 	TrustedProxies []netip.Prefix
+	// PortalURL is the base URL of the company portal on the public
+	// listener, for the one-time links of portal sessions; nil or "": the
+	// links are paths (/portal/login?token=…).
+	PortalURL func() string
 }
 
 // Server is the admin API handler.

@@ -26,6 +26,7 @@ func (s *Server) webhookRoutes() {
 	s.mux.HandleFunc("POST "+Prefix+base+"/{id}/enable", s.company(false, enableEndpoint))
 	s.mux.HandleFunc("POST "+Prefix+base+"/{id}/disable", s.company(false, disableEndpoint))
 	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/mail", s.company(false, listMail))
+	s.portalRoutes()
 }
 
 // destinations is the URL guard: the production one unless the deps name

@@ -67,6 +67,10 @@ type Deps struct {
 	// address is read from X-Forwarded-For only when the peer is one of
 	// them (wire.ClientAddr). Empty: the TCP peer, always.
 	TrustedProxies []netip.Prefix
+	// PortalURL is the base URL of the company portal, for the one-time
+	// links of POST /portal_sessions ("https://api.example.com/portal/").
+	// Nil or "": the portal on the host the request came to.
+	PortalURL func() string
 }
 
 // Guard is a step of the pipeline that may refuse a request or add headers.

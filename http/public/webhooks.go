@@ -48,12 +48,19 @@ func (s *Server) webhookRoutes() {
 		desc: "The answer carries the new `secret`. During the grace period deliveries carry a signature with each " +
 			"secret." + reads, example: `{"grace_period_seconds": 3600}`}, s.rotateWebhookSecret)
 	handle(s, http.MethodGet, base+"/{id}/deliveries", need("webhooks:read"), op{id: "listWebhookDeliveries", tag: tg,
-		summary: "List an endpoint's deliveries", desc: "The delivery log, newest first; kept 30 days.", query: pageParams()},
+		summary: "List an endpoint's deliveries", desc: "The delivery log, newest first; kept 30 days.", query: pageParams(
+			query[webhooks.WebhookDeliveryStatus]("status", "Only deliveries in this status."),
+			query[string]("event_type", "Only deliveries of this event type."),
+			query[string]("event_id", "Only deliveries of this event (`evt_…`): the original and its resends."),
+			timestampQuery("created_after", "Only deliveries created at or after this time."),
+			timestampQuery("created_before", "Only deliveries created before this time."))},
 		s.listWebhookDeliveries)
 	handle(s, http.MethodPost, base+"/{id}/deliveries/{delivery_id}/resend", need("webhooks:update"), op{
 		id: "resendWebhookDelivery", tag: tg, summary: "Resend a delivery", status: http.StatusAccepted,
 		desc: "Sends the logged delivery's event again, with the same event id, as a new delivery."},
 		s.resendWebhookDelivery)
+	s.recoverRoutes()
+	s.portalSessionRoutes()
 }
 
 // webhookManager is the owner/admin rule of 4.6, for every webhook route.
@@ -209,9 +216,13 @@ func (s *Server) listWebhookDeliveries(c fuego.ContextNoBody) (page.List[webhook
 	if err != nil {
 		return page.List[webhooks.WebhookDelivery]{}, err
 	}
+	f, err := webhooks.ParseDeliveryFilter(c.Request().URL.Query())
+	if err != nil {
+		return page.List[webhooks.WebhookDelivery]{}, err
+	}
 	var out page.List[webhooks.WebhookDelivery]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = webhooks.Deliveries(ctx, tx, c.PathParam("id"), pg)
+		out, err = webhooks.DeliveryLog(ctx, tx, c.PathParam("id"), f, pg)
 		return err
 	})
 	return out, err

@@ -8,7 +8,6 @@ import (
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/ids"
-	"oficina/schema/page"
 	"oficina/streams"
 )
 
@@ -59,11 +58,6 @@ func ViewDelivery(d *streams.Delivery) WebhookDelivery {
 		v.NextAttemptAt = &t
 	}
 	return v
-}
-
-// Deliveries pages through an endpoint's delivery log, newest first.
-func Deliveries(ctx context.Context, tx bun.IDB, endpointID string, p page.Params) (page.List[WebhookDelivery], error) {
-	return DeliveryLog(ctx, tx, endpointID, DeliveryFilter{}, p)
 }
 
 // Ping records a real ping event delivered to this endpoint only (spec

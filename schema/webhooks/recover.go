@@ -106,9 +106,9 @@ func recoverable(tx bun.IDB, endpointID string, since, until time.Time) *bun.Sel
 		Where("d.endpoint_id = ?", endpointID).Where("d.created_at >= ?", since).Where("d.created_at < ?", until).
 		Where("d.status = ?", streams.StatusFailed).Where("d.kind <> ?", streams.KindPing).
 		Where(`NOT EXISTS (SELECT 1 FROM webhook_deliveries AS l WHERE l.endpoint_id = d.endpoint_id
-			AND l.event_id = d.event_id AND (l.status = ? OR l.status = ? AND l.id > d.id))`,
+			AND l.event_id = d.event_id AND (l.status = ? OR l.status = ? AND (l.created_at, l.id) > (d.created_at, d.id)))`,
 			streams.StatusPending, streams.StatusSucceeded).
-		OrderExpr("d.event_id, d.id DESC")
+		OrderExpr("d.event_id, d.created_at DESC, d.id DESC")
 }
 
 // Recover counts the endpoint's deliveries to recover in the window and,

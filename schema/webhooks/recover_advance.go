@@ -134,7 +134,7 @@ func resendItem(ctx context.Context, tx bun.IDB, t *RecoverTask, orig *streams.D
 		Where("event_id = ?", orig.EventID).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("status = ?", streams.StatusPending).
-				WhereOr("status = ? AND id > ?", streams.StatusSucceeded, orig.ID)
+				WhereOr("status = ? AND (created_at, id) > (?, ?)", streams.StatusSucceeded, orig.CreatedAt, orig.ID)
 		}).Exists(ctx)
 	if err != nil || settled {
 		return "", err

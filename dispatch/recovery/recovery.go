@@ -1,0 +1,119 @@
+// Package recovery runs the recovery worker: it advances the recovery
+// tasks that POST /webhook_endpoints/{id}/recover starts (schema/webhooks),
+// resending their deliveries in batches as ordinary deliveries on
+// DELIVERIES, where the dispatcher's company and endpoint caps apply to
+// them as to any delivery. Like the relay it is cross-company: it asks the
+// database only which companies have a running task, then advances each
+// company's tasks in that company's transaction (row-level security),
+// locking them with FOR UPDATE SKIP LOCKED, so any number of workers may
+// run. It connects as the worker role.
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/schema/webhooks"
+	"oficina/streams"
+	"oficina/tenant"
+)
+
+// DefaultEvery is the pause between rounds.
+const DefaultEvery = time.Second
+
+// Publisher publishes what a round recorded once it has committed.
+type Publisher interface {
+	AfterCommit(ctx context.Context, events []streams.Recorded)
+}
+
+// Runner advances recovery tasks until its context ends.
+type Runner struct {
+	DB *bun.DB // the worker role's pool
+	// Publisher publishes each round's resends after commit; nil leaves
+	// them to the relay.
+	Publisher Publisher
+	Log       *slog.Logger
+	Every     time.Duration // 0: DefaultEvery
+	Now       func() time.Time
+	Pace      webhooks.RecoverPace
+	// Only, when set, confines the worker to these companies (tests that
+	// share a database; a worker per group of tenants).
+	Only []string
+}
+
+// Run advances the tasks every r.Every until ctx ends.
+func (r *Runner) Run(ctx context.Context) error {
+	every := r.Every
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if n, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			r.log().WarnContext(ctx, "recovery", "error", err)
+		} else if n > 0 {
+			r.log().InfoContext(ctx, "recovery resent deliveries", "deliveries", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce advances every company's running tasks by one round and returns
+// how many deliveries it resent.
+func (r *Runner) RunOnce(ctx context.Context) (int, error) {
+	companies := r.Only
+	if len(companies) == 0 {
+		var err error
+		if companies, err = webhooks.RecoverCompanies(ctx, r.DB, 1000); err != nil {
+			return 0, err
+		}
+	}
+	total := 0
+	var errs []error
+	for _, co := range companies {
+		n, err := r.company(ctx, co)
+		total += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("company %s: %w", co, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+func (r *Runner) company(ctx context.Context, companyID string) (int, error) {
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
+	}
+	ctx, recorded := streams.Collect(ctx)
+	var n int
+	err := tenant.Tx(ctx, r.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		n, err = webhooks.AdvanceRecovery(ctx, tx, r.Pace, now)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if r.Publisher != nil && n > 0 {
+		r.Publisher.AfterCommit(context.WithoutCancel(ctx), recorded())
+	}
+	return n, nil
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
+}

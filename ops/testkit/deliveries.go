@@ -1,0 +1,67 @@
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/streams"
+	"oficina/streams/envelope"
+)
+
+// LoggedDelivery is a delivery a test wrote into the delivery log.
+type LoggedDelivery struct {
+	EventID, DeliveryID string
+	Body                []byte
+}
+
+// LogDelivery records an event of eventType with one delivery to
+// endpointID in status (pending, succeeded or failed), both created at at
+// and marked published: a delivery log entry as the dispatcher would have
+// left it, for tests of what reads the log (recovery, the portal).
+func (c *Company) LogDelivery(t testing.TB, endpointID, eventType, status string, at time.Time) LoggedDelivery {
+	t.Helper()
+	obj, _ := json.Marshal(map[string]string{"object": "client", "id": "cli_logged"})
+	ev, body, err := envelope.Build(envelope.Params{Type: eventType, OrganizationID: c.Company.ID, OccurredAt: at, Object: obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := LoggedDelivery{EventID: ev.ID, DeliveryID: streams.NewDeliveryID(), Body: body}
+	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		row := &streams.OutboxEvent{ID: ev.ID, CompanyID: c.Company.ID, Type: eventType, Body: body, OccurredAt: at,
+			HasDeliveries: true, PublishedAt: &at, CreatedAt: at}
+		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+			return err
+		}
+		kind := streams.KindEvent
+		if eventType == streams.PingType {
+			kind = streams.KindPing
+		}
+		return c.insertDelivery(ctx, tx, out.DeliveryID, endpointID, ev.ID, eventType, kind, status, at)
+	})
+	return out
+}
+
+// LogResend adds to the log a delivery of an already logged event (a
+// manual resend) in status, created at at.
+func (c *Company) LogResend(t testing.TB, endpointID string, of LoggedDelivery, eventType, status string, at time.Time) string {
+	t.Helper()
+	id := streams.NewDeliveryID()
+	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return c.insertDelivery(ctx, tx, id, endpointID, of.EventID, eventType, streams.KindResend, status, at)
+	})
+	return id
+}
+
+func (c *Company) insertDelivery(ctx context.Context, tx bun.Tx, id, endpointID, eventID, eventType, kind, status string, at time.Time) error {
+	d := &streams.Delivery{ID: id, CompanyID: c.Company.ID, EndpointID: endpointID, EventID: eventID, EventType: eventType,
+		Kind: kind, Status: status, PublishedAt: &at, CreatedAt: at, UpdatedAt: at}
+	if status != streams.StatusPending {
+		d.AttemptCount, d.LastAttemptAt, d.CompletedAt = 1, &at, &at
+	}
+	_, err := tx.NewInsert().Model(d).Exec(ctx)
+	return err
+}
