@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/http/admin"
+	"oficina/http/portal"
 	"oficina/http/public"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
@@ -51,6 +52,8 @@ type APIOptions struct {
 	// DB is the pool both APIs use (nil: the shared test database; see
 	// ProxiedDB for one a test can take away).
 	DB *bun.DB
+	// FrameAncestors are the origins allowed to embed the portal.
+	FrameAncestors []string
 }
 
 // NewAPI starts both listeners for one test.
@@ -77,9 +80,23 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	a := &API{AdminToken: "test-admin-token-0123456789abcdef0123", Auth: auth, Bus: bus, Public: pub}
 	// Before the servers' cleanups, so that its own runs after they close.
 	a.contract = newContractCheck(t, pub)
-	ps := httptest.NewServer(a.contract.wrap(pub))
+	var portalPub portal.Publisher
+	if o.Publisher != nil {
+		portalPub = o.Publisher
+	}
+	po, err := portal.New(portal.Deps{DB: d, Secrets: o.Secrets, Destinations: o.Destinations, Publisher: portalPub,
+		OpenAPI: pub.OpenAPI(), Now: o.Now, FrameAncestors: o.FrameAncestors, TrustedProxies: o.TrustedProxies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The portal is served beside the API on the public listener, as in
+	// production (ops/stack).
+	mux := http.NewServeMux()
+	mux.Handle(portal.Prefix, po)
+	mux.Handle("/", a.contract.wrap(pub))
+	ps := httptest.NewServer(mux)
 	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Workers: WorkerDB(t), Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
-		Publisher: o.Publisher, Secrets: o.Secrets}))
+		Publisher: o.Publisher, Secrets: o.Secrets, PortalURL: func() string { return ps.URL + portal.Prefix }}))
 	t.Cleanup(ps.Close)
 	t.Cleanup(as.Close)
 	a.URL, a.AdminURL, a.client = ps.URL, as.URL, ps.Client()

@@ -1,0 +1,191 @@
+package portal
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"oficina/schema/apierr"
+	"oficina/schema/apitime"
+	"oficina/schema/page"
+	"oficina/schema/webhooks"
+)
+
+func (s *Server) deliveryRoutes() {
+	d := Prefix + "endpoints/{id}/deliveries"
+	s.mux.Handle("GET "+d, s.page(nil, s.listDeliveries))
+	s.mux.Handle("GET "+d+"/{delivery}", s.page(nil, s.showDelivery))
+	s.mux.Handle("POST "+d+"/{delivery}/resend", s.page(recoverCap, s.resendDelivery))
+}
+
+// logFilter is the delivery log's filter form as sent and as understood.
+type logFilter struct {
+	Status, EventType, EventID, After, Before string
+}
+
+// filterQuery turns the form (times in the company's zone, as
+// datetime-local sends them) into the API's query, which
+// webhooks.ParseDeliveryFilter reads as the API does.
+func (c *call) filterQuery(q url.Values) (logFilter, url.Values, error) {
+	f := logFilter{Status: q.Get("status"), EventType: q.Get("event_type"), EventID: q.Get("event_id"),
+		After: q.Get("created_after"), Before: q.Get("created_before")}
+	api := url.Values{}
+	for k, v := range map[string]string{"status": f.Status, "event_type": f.EventType, "event_id": f.EventID} {
+		if v != "" {
+			api.Set(k, v)
+		}
+	}
+	for k, v := range map[string]string{"created_after": f.After, "created_before": f.Before} {
+		if v == "" {
+			continue
+		}
+		t, err := c.parseLocal(v)
+		if err != nil {
+			return f, nil, apierr.New(apierr.InvalidRequest)
+		}
+		api.Set(k, apitime.At(t).String())
+	}
+	return f, api, nil
+}
+
+// parseLocal reads a datetime-local value in the company's zone.
+func (c *call) parseLocal(v string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, v, c.view.location()); err == nil {
+			return t, nil
+		}
+	}
+	t, err := apitime.ParseTimestamp(v)
+	return t.Time, err
+}
+
+func (s *Server) listDeliveries(c *call) (*result, error) {
+	e, err := webhooks.Get(c.ctx, c.tx, c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	q := c.r.URL.Query()
+	data := map[string]any{"E": e.View(), "Types": s.eventTypes(), "Statuses": webhooks.WebhookDeliveryStatus("").Values()}
+	form, api, err := c.filterQuery(q)
+	data["F"] = form
+	if err == nil {
+		var f webhooks.DeliveryFilter
+		if f, err = webhooks.ParseDeliveryFilter(api); err == nil {
+			pg := page.Params{Limit: 25, StartingAfter: q.Get("starting_after")}
+			var l page.List[webhooks.WebhookDelivery]
+			if l, err = webhooks.DeliveryLog(c.ctx, c.tx, e.ID, f, pg); err == nil {
+				data["List"] = l
+				if l.HasMore {
+					next := url.Values{}
+					for k, vs := range q {
+						next[k] = vs
+					}
+					next.Set("starting_after", l.Data[len(l.Data)-1].ID)
+					next.Del("lang")
+					data["Next"] = "?" + next.Encode()
+				}
+				data["Paged"] = pg.StartingAfter != ""
+			}
+		}
+	}
+	if err != nil && apierr.As(err).Code == apierr.InvalidRequest {
+		data["BadFilter"] = true
+		return &result{status: http.StatusBadRequest, page: "deliveries", data: data}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &result{page: "deliveries", data: data}, nil
+}
+
+func (s *Server) showDelivery(c *call) (*result, error) {
+	e, err := webhooks.Get(c.ctx, c.tx, c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	d, err := webhooks.GetDelivery(c.ctx, c.tx, e.ID, c.r.PathValue("delivery"))
+	if err != nil {
+		return nil, err
+	}
+	as, err := webhooks.Attempts(c.ctx, c.tx, d.ID)
+	if err != nil {
+		return nil, err
+	}
+	// Newest attempt first: it says what happens next.
+	for i, j := 0, len(as)-1; i < j; i, j = i+1, j-1 {
+		as[i], as[j] = as[j], as[i]
+	}
+	return &result{page: "delivery", data: map[string]any{"E": e.View(), "D": webhooks.ViewDelivery(d), "Row": d,
+		"Attempts": as}}, nil
+}
+
+func (s *Server) resendDelivery(c *call) (*result, error) {
+	id := c.r.PathValue("id")
+	d, err := webhooks.Resend(c.ctx, c.tx, id, c.r.PathValue("delivery"))
+	if err != nil {
+		return nil, err
+	}
+	return &result{redirect: Prefix + "endpoints/" + id + "/deliveries/" + d.ID + "?done=resent"}, nil
+}
+
+func (s *Server) recoverDeliveries(c *call) (*result, error) {
+	id := c.r.PathValue("id")
+	in := webhooks.WebhookRecoverRequest{DryRun: c.r.PostFormValue("confirm") == ""}
+	var f apierr.Fields
+	if t, err := c.parseLocal(c.r.PostFormValue("since")); err == nil {
+		in.Since = apitime.At(t)
+	} else {
+		f.Add("since", "invalid_timestamp")
+	}
+	if v := c.r.PostFormValue("until"); v != "" {
+		if t, err := c.parseLocal(v); err == nil {
+			u := apitime.At(t)
+			in.Until = &u
+		} else {
+			f.Add("until", "invalid_timestamp")
+		}
+	}
+	err := f.Err()
+	var out webhooks.WebhookRecoverTask
+	if err == nil {
+		out, err = webhooks.Recover(c.ctx, c.tx, id, in, c.now)
+	}
+	if err != nil {
+		if apierr.As(err).Code != apierr.ValidationFailed {
+			return nil, err
+		}
+		c.view.fieldErrors(err)
+		e, gerr := webhooks.Get(c.ctx, c.tx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return &result{status: http.StatusUnprocessableEntity, page: "recover_confirm", data: map[string]any{"E": e.View(),
+			"Since": c.r.PostFormValue("since"), "Until": c.r.PostFormValue("until")}}, err
+	}
+	if in.DryRun {
+		e, err := webhooks.Get(c.ctx, c.tx, id)
+		if err != nil {
+			return nil, err
+		}
+		// The form keeps what was typed: an empty until stays "now".
+		return &result{page: "recover_confirm", data: map[string]any{"E": e.View(), "T": out,
+			"Since": c.r.PostFormValue("since"), "Until": c.r.PostFormValue("until")}}, nil
+	}
+	return &result{redirect: Prefix + "endpoints/" + id + "/recover_tasks/" + *out.ID}, nil
+}
+
+func (s *Server) showTask(c *call) (*result, error) {
+	e, err := webhooks.Get(c.ctx, c.tx, c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	t, err := webhooks.GetRecoverTask(c.ctx, c.tx, e.ID, c.r.PathValue("task"))
+	if err != nil {
+		return nil, err
+	}
+	return &result{page: "task", data: map[string]any{"E": e.View(), "T": t}}, nil
+}
+
+func (s *Server) events(c *call) (*result, error) {
+	return &result{page: "events", data: s.catalogue}, nil
+}

@@ -1,0 +1,247 @@
+package portal
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"oficina/schema/apierr"
+	"oficina/schema/field"
+	"oficina/schema/page"
+	session "oficina/schema/portal"
+	"oficina/schema/webhooks"
+	"oficina/streams"
+)
+
+func capability(c session.Capability) *session.Capability { return &c }
+
+var (
+	manage     = capability(session.ManageEndpoints)
+	viewSecret = capability(session.ViewSecret)
+	recoverCap = capability(session.Recover)
+)
+
+func (s *Server) endpointRoutes() {
+	e := Prefix + "endpoints/{id}"
+	s.mux.Handle("GET "+Prefix+"endpoints/new", s.page(manage, s.newEndpoint))
+	s.mux.Handle("POST "+Prefix+"endpoints", s.page(manage, s.createEndpoint))
+	s.mux.Handle("GET "+e, s.page(nil, s.showEndpoint))
+	s.mux.Handle("GET "+e+"/edit", s.page(manage, s.editEndpoint))
+	s.mux.Handle("POST "+e, s.page(manage, s.updateEndpoint))
+	s.mux.Handle("POST "+e+"/enable", s.page(manage, s.enableEndpoint))
+	s.mux.Handle("POST "+e+"/disable", s.page(manage, s.disableEndpoint))
+	s.mux.Handle("GET "+e+"/delete", s.page(manage, s.confirmDelete))
+	s.mux.Handle("POST "+e+"/delete", s.page(manage, s.deleteEndpoint))
+	s.mux.Handle("POST "+e+"/rotate", s.page(manage, s.rotateSecret))
+	s.mux.Handle("POST "+e+"/reveal", s.page(viewSecret, s.revealSecret))
+	s.mux.Handle("POST "+e+"/ping", s.page(manage, s.pingEndpoint))
+	s.mux.Handle("POST "+e+"/recover", s.page(recoverCap, s.recoverDeliveries))
+	s.mux.Handle("GET "+e+"/recover_tasks/{task}", s.page(nil, s.showTask))
+}
+
+// endpointRow is an endpoint with its health, as the pages list it.
+type endpointRow struct {
+	webhooks.WebhookEndpoint
+	Health webhooks.Health
+}
+
+func (s *Server) listEndpoints(c *call) (*result, error) {
+	l, err := webhooks.List(c.ctx, c.tx, page.Params{Limit: page.MaxLimit})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(l.Data))
+	for i, e := range l.Data {
+		ids[i] = e.ID
+	}
+	health, err := webhooks.HealthOf(c.ctx, c.tx, ids, c.now)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]endpointRow, len(l.Data))
+	for i, e := range l.Data {
+		rows[i] = endpointRow{WebhookEndpoint: e, Health: health[e.ID]}
+	}
+	return &result{page: "endpoints", data: rows}, nil
+}
+
+func (s *Server) showEndpoint(c *call) (*result, error) {
+	e, err := webhooks.Get(c.ctx, c.tx, c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	health, err := webhooks.HealthOf(c.ctx, c.tx, []string{e.ID}, c.now)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := webhooks.RecoverTasks(c.ctx, c.tx, e.ID, 5)
+	if err != nil {
+		return nil, err
+	}
+	recent, err := webhooks.DeliveryLog(c.ctx, c.tx, e.ID, webhooks.DeliveryFilter{}, page.Params{Limit: 10})
+	if err != nil {
+		return nil, err
+	}
+	return &result{page: "endpoint", data: map[string]any{
+		"E": endpointRow{WebhookEndpoint: e.View(), Health: health[e.ID]}, "Tasks": tasks, "Recent": recent.Data,
+		// Until left empty means now: a minute-precise "now" would leave out
+		// what arrived this minute.
+		"Since": c.localInput(c.now.Add(-24 * time.Hour)),
+	}}, nil
+}
+
+// endpointForm is the create and edit form's state.
+type endpointForm struct {
+	ID          string // "" on create
+	URL         string
+	Description string
+	Events      map[string]bool
+	Families    []family
+}
+
+func (s *Server) form(id, url, desc string, events []string) endpointForm {
+	f := endpointForm{ID: id, URL: url, Description: desc, Events: map[string]bool{}, Families: s.subscribable()}
+	for _, e := range events {
+		f.Events[e] = true
+	}
+	return f
+}
+
+func (s *Server) newEndpoint(c *call) (*result, error) {
+	return &result{page: "endpoint_form", data: s.form("", "https://", "", []string{streams.SubscribeAll})}, nil
+}
+
+func (s *Server) editEndpoint(c *call) (*result, error) {
+	e, err := webhooks.Get(c.ctx, c.tx, c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return &result{page: "endpoint_form", data: s.form(e.ID, e.URL, e.Description, e.Events)}, nil
+}
+
+func formEvents(r *http.Request) []webhooks.EventName {
+	var out []webhooks.EventName
+	for _, e := range r.PostForm["events"] {
+		out = append(out, webhooks.EventName(e))
+	}
+	return out
+}
+
+// invalid re-shows the form with the error's fields (422), or passes a
+// refusal of another kind through.
+func (s *Server) invalid(c *call, err error, f endpointForm) (*result, error) {
+	if apierr.As(err).Code != apierr.ValidationFailed {
+		return nil, err
+	}
+	c.view.fieldErrors(err)
+	return &result{status: http.StatusUnprocessableEntity, page: "endpoint_form", data: f}, err
+}
+
+func (s *Server) createEndpoint(c *call) (*result, error) {
+	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
+	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r)}
+	e, err := webhooks.Create(c.ctx, c.tx, c.company.ID, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now)
+	if err != nil {
+		return s.invalid(c, err, s.form("", url, desc, c.r.PostForm["events"]))
+	}
+	return &result{page: "secret", data: map[string]any{"E": e.ViewWithSecret(), "Created": true}}, nil
+}
+
+func (s *Server) updateEndpoint(c *call) (*result, error) {
+	id := c.r.PathValue("id")
+	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
+	events := formEvents(c.r)
+	in := webhooks.WebhookEndpointUpdate{URL: field.Opt[string]{Set: true, Value: url},
+		Description: field.Opt[string]{Set: true, Value: desc}, Events: field.Opt[[]webhooks.EventName]{Set: true, Value: events}}
+	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, c.now); err != nil {
+		return s.invalid(c, err, s.form(id, url, desc, c.r.PostForm["events"]))
+	}
+	return done(id, "saved"), nil
+}
+
+// done redirects to the endpoint's page, saying what was done.
+func done(id, what string) *result {
+	return &result{redirect: Prefix + "endpoints/" + id + "?done=" + what}
+}
+
+func (s *Server) enableEndpoint(c *call) (*result, error) {
+	e, err := webhooks.Enable(c.ctx, c.tx, c.r.PathValue("id"), c.actor.Subscriber(), c.actor.Access(), c.now)
+	if err != nil {
+		return nil, err
+	}
+	return done(e.ID, "enabled"), nil
+}
+
+func (s *Server) disableEndpoint(c *call) (*result, error) {
+	e, err := webhooks.Disable(c.ctx, c.tx, c.r.PathValue("id"), c.now)
+	if err != nil {
+		return nil, err
+	}
+	return done(e.ID, "disabled"), nil
+}
+
+func (s *Server) confirmDelete(c *call) (*result, error) {
+	e, err := webhooks.Get(c.ctx, c.tx, c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return &result{page: "endpoint_delete", data: e.View()}, nil
+}
+
+func (s *Server) deleteEndpoint(c *call) (*result, error) {
+	if _, err := webhooks.Delete(c.ctx, c.tx, c.r.PathValue("id")); err != nil {
+		return nil, err
+	}
+	return &result{redirect: Prefix + "?done=deleted"}, nil
+}
+
+// Grace periods the rotation form offers, in seconds.
+var graceChoices = []int64{0, 3600, 86400, 604800}
+
+func (s *Server) rotateSecret(c *call) (*result, error) {
+	g, err := strconv.ParseInt(c.r.PostFormValue("grace"), 10, 64)
+	if err != nil {
+		g = int64(webhooks.DefaultSecretGrace / time.Second)
+	}
+	e, err := webhooks.RotateSecret(c.ctx, c.tx, c.r.PathValue("id"), time.Duration(g)*time.Second, c.actor.Access(), s.deps.Secrets, c.now)
+	if err != nil {
+		return nil, err
+	}
+	return &result{page: "secret", data: map[string]any{"E": e.ViewWithSecret(), "Rotated": true}}, nil
+}
+
+func (s *Server) revealSecret(c *call) (*result, error) {
+	id := c.r.PathValue("id")
+	secret, err := webhooks.RevealSecret(c.ctx, c.tx, id, s.deps.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	e, err := webhooks.Get(c.ctx, c.tx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := e.View()
+	v.Secret = secret
+	return &result{page: "secret", data: map[string]any{"E": v}}, nil
+}
+
+func (s *Server) pingEndpoint(c *call) (*result, error) {
+	id := c.r.PathValue("id")
+	if _, err := webhooks.Ping(c.ctx, c.tx, c.write(), id, c.actor.Access()); err != nil {
+		return nil, err
+	}
+	return done(id, "ping"), nil
+}
+
+// localInput renders t for a datetime-local input in the company's zone.
+func (c *call) localInput(t time.Time) string {
+	return t.In(c.view.location()).Format("2006-01-02T15:04")
+}
+
+func (v *view) location() *time.Location {
+	if v.loc == nil {
+		return time.UTC
+	}
+	return v.loc
+}

@@ -1,0 +1,163 @@
+package portal_test
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"oficina/ops/testkit"
+)
+
+// Issue 18 item 2: every portal answer carries a strict
+// Content-Security-Policy (this origin's script and style only, forms to
+// this origin, no framing unless allowed), nosniff, no referrer and no
+// caching of pages.
+func TestEveryAnswerCarriesAStrictContentSecurityPolicy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	for _, path := range []string{"/portal/", "/portal/login?token=nothing", "/portal/nowhere", "/portal/assets/portal.css"} {
+		p := b.get(t, path)
+		csp := p.header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "form-action 'self'",
+			"base-uri 'none'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %q", path, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") || strings.Contains(csp, "*") {
+			t.Errorf("%s: CSP %q allows inline code or any source", path, csp)
+		}
+		if p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("Referrer-Policy") != "no-referrer" ||
+			p.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: headers %v", path, p.header)
+		}
+	}
+	// No inline script or style anywhere: the CSP would block it.
+	p := b.login(t, e.link(t, "manage_endpoints", "recover"))
+	front := b.get(t, "/portal/")
+	if p.status != http.StatusSeeOther || front.status != 200 {
+		t.Fatalf("login %d, front page %d", p.status, front.status)
+	}
+	for _, bad := range []string{"<script>", "style=", "onclick", "onsubmit", "javascript:", "<style"} {
+		if strings.Contains(front.body, bad) {
+			t.Errorf("the front page holds %q", bad)
+		}
+	}
+	if front.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store", front.header.Get("Cache-Control"))
+	}
+}
+
+// Issue 18 item 2: frame-ancestors is a setting: the operator's origins
+// for every company, and a company's own (settings.portal_frame_ancestors)
+// on its pages; values that are not origins are ignored.
+func TestFrameAncestorsAreConfigurable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testkit.APIOptions{FrameAncestors: []string{"https://erp.example.com"}})
+	r := e.api.Admin(t, "PATCH", "/companies/"+e.co.Company.ID, map[string]any{"settings": map[string]any{
+		"portal_frame_ancestors": []string{"https://app.customer.example", "javascript:alert(1)", "*"}}})
+	if r.Status != 200 {
+		t.Fatalf("settings: %d %s", r.Status, r.Raw)
+	}
+	b := newBrowser(t, e.api.URL)
+	link := e.link(t)
+	login := b.get(t, link)
+	b.login(t, link)
+	for name, p := range map[string]page{"login": login, "front": b.get(t, "/portal/")} {
+		csp := p.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "frame-ancestors https://erp.example.com https://app.customer.example") ||
+			strings.Contains(csp, "javascript") || strings.Contains(csp, "*") || p.header.Get("X-Frame-Options") != "" {
+			t.Errorf("%s: CSP %q, X-Frame-Options %q", name, csp, p.header.Get("X-Frame-Options"))
+		}
+	}
+	other := newBrowser(t, e.api.URL)
+	if csp := other.get(t, "/portal/").header.Get("Content-Security-Policy"); strings.Contains(csp, "customer") {
+		t.Errorf("without a session the company's origins are allowed: %q", csp)
+	}
+}
+
+// Issue 18 item 2: the session cookie is HttpOnly and SameSite=Strict,
+// and Secure (with the __Host- prefix, so host-only at Path=/) behind TLS:
+// here a trusted proxy that says https; an untrusted peer saying so is not
+// believed. The one-time link works once.
+func TestTheSessionCookieIsHttpOnlyStrictAndSecureBehindTLS(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		proxies []netip.Prefix
+		secure  bool
+	}{
+		{"plain HTTP", nil, false},
+		{"X-Forwarded-Proto from an untrusted peer", []netip.Prefix{netip.MustParsePrefix("10.9.9.9/32")}, false},
+		{"behind a trusted TLS proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, true},
+	} {
+		e := newEnv(t, testkit.APIOptions{TrustedProxies: tc.proxies})
+		b := newBrowser(t, e.api.URL)
+		link := e.link(t)
+		login := b.do(t, "GET", link, nil, map[string]string{"X-Forwarded-Proto": "https"})
+		p := b.do(t, "POST", "/portal/login", url.Values{"token": {find(t, tokenRE, login.body)}, "nonce": {find(t, nonceRE, login.body)}},
+			map[string]string{"X-Forwarded-Proto": "https"})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != "/portal/" {
+			t.Fatalf("%s: login %d %v", tc.name, p.status, p.header)
+		}
+		ck := sessionCookie(t, p.header)
+		name := "oficina_portal"
+		if tc.secure {
+			name = "__Host-oficina_portal"
+		}
+		if ck.Name != name || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Secure != tc.secure ||
+			ck.Path != "/" || ck.Domain != "" || ck.Expires.IsZero() {
+			t.Errorf("%s: cookie %+v, want %s HttpOnly SameSite=Strict Secure=%v Path=/ host-only, expiring", tc.name, ck, name, tc.secure)
+		}
+		if again := newBrowser(t, e.api.URL).login(t, link); again.status != http.StatusUnauthorized {
+			t.Errorf("%s: second use of the link: %d, want 401", tc.name, again.status)
+		}
+	}
+}
+
+func sessionCookie(t *testing.T, h http.Header) *http.Cookie {
+	t.Helper()
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		if strings.HasSuffix(c.Name, "oficina_portal") {
+			return c
+		}
+	}
+	t.Fatalf("no session cookie in %v", h)
+	return nil
+}
+
+// Issue 18 item 2: every form carries a CSRF token bound to the session;
+// a post without it, with another session's, or that a browser says came
+// from another site, is refused and changes nothing.
+func TestEveryFormIsProtectedFromCrossSiteRequests(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	other := newBrowser(t, e.api.URL)
+	other.login(t, e.link(t, "manage_endpoints"))
+	form := func(csrf string) url.Values {
+		return url.Values{"csrf": {csrf}, "url": {"https://hooks.example.com/x"}, "events": {"*"}}
+	}
+	for name, p := range map[string]page{
+		"no token":             b.post(t, "/portal/endpoints", url.Values{"url": {"https://hooks.example.com/x"}, "events": {"*"}}),
+		"another session's":    b.post(t, "/portal/endpoints", form(other.csrf(t))),
+		"cross-site":           b.do(t, "POST", "/portal/endpoints", form(b.csrf(t)), map[string]string{"Sec-Fetch-Site": "cross-site"}),
+		"another origin":       b.do(t, "POST", "/portal/endpoints", form(b.csrf(t)), map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}),
+		"login without nonce":  b.post(t, "/portal/login", url.Values{"token": {"opl_x"}}),
+		"logout without token": b.post(t, "/portal/logout", url.Values{}),
+	} {
+		if p.status != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, p.status)
+		}
+	}
+	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints", Key: e.key}); len(r.Body["data"].([]any)) != 0 {
+		t.Errorf("a refused form created an endpoint: %s", r.Raw)
+	}
+	if p := b.post(t, "/portal/endpoints", form(b.csrf(t))); p.status != 200 || !strings.Contains(p.body, "whsec_") {
+		t.Errorf("with its token: %d %s", p.status, p.body)
+	}
+}
