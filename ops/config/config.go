@@ -47,6 +47,14 @@ type Config struct {
 	SMTPPassword string
 	MailFrom     string
 
+	// PublicURL is the public listener's base URL as clients reach it
+	// (https://api.example.com): the portal's one-time links start with it.
+	// Empty: the address the listener has.
+	PublicURL string
+	// PortalFrameAncestors lists the origins allowed to embed the company
+	// portal in a frame (space- or comma-separated); empty: none.
+	PortalFrameAncestors string
+
 	// SecretKeys is the key ring sealing the webhook signing secrets:
 	// "id:base64key,…", the first seals, all open (schema/secretbox).
 	// Environment only, so it shows in no process list or -h output.
@@ -103,6 +111,8 @@ func (c *Config) settings() []setting {
 		{"smtp-username", "OFICINA_SMTP_USERNAME", "SMTP username (PLAIN auth)", &c.SMTPUsername},
 		{"smtp-password", "OFICINA_SMTP_PASSWORD", "SMTP password", &c.SMTPPassword},
 		{"mail-from", "OFICINA_MAIL_FROM", "From address of mail to owners and admins", &c.MailFrom},
+		{"public-url", "OFICINA_PUBLIC_URL", "base URL of the public listener as clients reach it (portal links); empty: the listener's address", &c.PublicURL},
+		{"portal-frame-ancestors", "OFICINA_PORTAL_FRAME_ANCESTORS", "origins allowed to embed the webhook portal in a frame, e.g. https://app.example.com (docs/portal.md)", &c.PortalFrameAncestors},
 		{"", "OFICINA_SECRET_KEYS", "key ring sealing webhook signing secrets: id:base64key,… (first seals, all open)", &c.SecretKeys},
 	}, c.NATS.settings()...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/dispatch/destguard"
+	"oficina/dispatch/recovery"
 	"oficina/http/public"
 	"oficina/ops/config"
 	"oficina/ops/mail"
@@ -23,8 +24,8 @@ import (
 
 // eventParts are a process's event machinery: the publisher the API calls
 // after each commit, the webhook URL guard, and the background workers
-// (relay, retention sweep of events and mail, mail sender), which stop
-// with stop().
+// (relay, recovery of failed deliveries, retention sweep of events and
+// mail, mail sender), which stop with stop().
 type eventParts struct {
 	pub    *streams.Publisher // nil without NATS
 	guard  *destguard.Guard
@@ -74,7 +75,8 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 		workers = append(workers, (&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.workers, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run)
 	}
 	if js != nil {
-		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only}).Run)
+		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only}).Run,
+			(&recovery.Runner{DB: s.workers, Publisher: streams.NewPublisher(s.workers, js, s.log), Log: s.log, Only: only}).Run)
 	}
 	for _, run := range workers {
 		e.wg.Go(func() { _ = run(wctx) })

@@ -35,7 +35,7 @@ func TestEveryErrorOnEveryListenerFollowsAcceptLanguage(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "listener-test-token-0123456789abcdef"
-	pubSrv := httptest.NewServer(s.publicHandler(pub))
+	pubSrv := httptest.NewServer(s.publicHandler(pub, http.NotFoundHandler()))
 	admSrv := httptest.NewServer(s.adminHandler(admin.New(admin.Deps{DB: d, Token: token, Log: log}), metrics.New(), false))
 	t.Cleanup(pubSrv.Close)
 	t.Cleanup(admSrv.Close)

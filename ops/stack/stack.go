@@ -24,6 +24,7 @@ import (
 
 	"oficina/http/admin"
 	"oficina/http/docsui"
+	"oficina/http/portal"
 	"oficina/http/public"
 	"oficina/http/wire"
 	"oficina/ops/config"
@@ -89,6 +90,8 @@ type Stack struct {
 	stopping atomic.Bool
 	deps     depStates // each dependency's last state
 	limiter  func()    // stops the rate limiter's presence
+
+	publicAddr atomic.Value // net.Addr of the public listener, for portal links
 }
 
 // Run starts the process and blocks until ctx ends, then shuts down.
@@ -109,7 +112,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { errc <- serve(s.public, pl) }()
 	go func() { errc <- serve(s.admin, al) }()
 	s.ready.Store(true)
-	fmt.Fprintf(o.Out, "public API  http://%s/public/v1  (OpenAPI: /openapi.json, UI: /docs)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n", displayAddr(pl.Addr()), displayAddr(al.Addr()))
+	fmt.Fprintf(o.Out, "public API  http://%s/public/v1  (OpenAPI: /openapi.json, UI: /docs, portal: /portal/)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n", displayAddr(pl.Addr()), displayAddr(al.Addr()))
 	if o.Ready != nil {
 		o.Ready(Addrs{Public: pl.Addr().String(), Admin: al.Addr().String(), NATS: s.natsURL})
 	}
@@ -198,7 +201,11 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	m := metrics.New()
 	limitGauges(m, limiter)
 	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustedProxies: proxies,
-		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets})
+		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets, PortalURL: s.portalURL})
+	if err != nil {
+		return nil, nil, err
+	}
+	po, err := s.newPortal(cfg, pub, proxies)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,13 +214,13 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		return nil, nil, err
 	}
 	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log, Destinations: s.events.destinations(),
-		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers, Secrets: s.secrets})
+		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers, Secrets: s.secrets, PortalURL: s.portalURL})
 	if s.opts.Seed {
 		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
 			return nil, nil, err
 		}
 	}
-	s.public = &http.Server{Handler: s.publicHandler(pub), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	s.public = &http.Server{Handler: s.publicHandler(pub, po), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
 	// The admin listener gets the public one's limits: without a read
 	// timeout a client sending its body a byte at a time holds a connection
@@ -224,6 +231,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("stack: listen %s: %w", cfg.HTTPAddr, err)
 	}
+	s.publicAddr.Store(pl.Addr())
 	al, err := net.Listen("tcp", cfg.AdminAddr)
 	if err != nil {
 		pl.Close()
@@ -261,8 +269,10 @@ func (s *Stack) adminToken(cfg config.Config) (string, error) {
 	return tok, nil
 }
 
-func (s *Stack) publicHandler(pub *public.Server) http.Handler {
+func (s *Stack) publicHandler(pub *public.Server, po http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle(portal.Prefix, po)
+	mux.Handle("GET /portal", http.RedirectHandler(portal.Prefix, http.StatusMovedPermanently))
 	mux.Handle(public.Prefix+"/", pub)
 	mux.Handle(public.Prefix, pub)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {

@@ -3,6 +3,7 @@ package stack_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -97,6 +98,26 @@ func TestDevStackServesTheSeededKey(t *testing.T) {
 	}
 	if st, _ := get(adm+"/admin/v1/companies/x", "wrong"); st != 401 {
 		t.Fatalf("admin without token: %d", st)
+	}
+	// The webhook portal beside the API: a key mints a one-time link to it
+	// on this listener, and its login page answers.
+	req, _ := http.NewRequest("POST", pub+"/public/v1/portal_sessions", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session struct {
+		URL string `json:"url"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&session)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || !strings.HasPrefix(session.URL, pub+"/portal/login?token=opl_") {
+		t.Fatalf("portal session: %d %q", resp.StatusCode, session.URL)
+	}
+	if st, body := get(session.URL, ""); st != 200 || !strings.Contains(body, `action="/portal/login"`) {
+		t.Fatalf("portal login page: %d %s", st, body)
 	}
 	cancel()
 	select {
