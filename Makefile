@@ -78,6 +78,10 @@ generate: ## regenerate error constants and docs/errors.md from the catalogue, a
 openapi: ## write docs/openapi.json from the routes
 	$(GO) run ./cmd/oficina openapi > docs/openapi.json
 
+.PHONY: portal-screenshots
+portal-screenshots: pg ## drive the portal in headless Chromium and write its screenshots to docs/portal (docs/portal.md)
+	OFICINA_PORTAL_SCREENSHOTS=$(CURDIR)/docs/portal $(GO) test -count=1 -run TestPortalInARealBrowser ./http/portal
+
 .PHONY: hostile
 hostile: pg ## hostile input against a fresh `oficina dev` on spare ports (database oficina_hostile)
 	@set -euo pipefail; dir=$$(mktemp -d); pid=; \
