@@ -196,9 +196,6 @@ func (s *Server) deleteEndpoint(c *call) (*result, error) {
 	return &result{redirect: Prefix + "?done=deleted"}, nil
 }
 
-// Grace periods the rotation form offers, in seconds.
-var graceChoices = []int64{0, 3600, 86400, 604800}
-
 func (s *Server) rotateSecret(c *call) (*result, error) {
 	g, err := strconv.ParseInt(c.r.PostFormValue("grace"), 10, 64)
 	if err != nil {
