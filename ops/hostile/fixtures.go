@@ -52,6 +52,7 @@ type fixtures struct {
 	FromQuote, ConvertQuote        string // approved quotes
 	Order, Sale, Payment, OpenInst string
 	Endpoint, Delivery             string
+	RecoverTask, PortalSession     string
 	saleRemaining                  int64
 	hook                           string // the webhook URL the target accepts
 	other                          *fixtures
@@ -61,7 +62,7 @@ type fixtures struct {
 func (f *fixtures) ids() []string {
 	var out []string
 	for _, s := range []string{f.ID, f.Owner, f.Technician, f.Technician2, f.Seller, f.Client, f.Type, f.Account, f.Product,
-		f.FromQuote, f.ConvertQuote, f.Order, f.Sale, f.Payment, f.OpenInst, f.Endpoint, f.Delivery} {
+		f.FromQuote, f.ConvertQuote, f.Order, f.Sale, f.Payment, f.OpenInst, f.Endpoint, f.Delivery, f.RecoverTask, f.PortalSession} {
 		if s != "" {
 			out = append(out, s)
 		}
@@ -87,6 +88,10 @@ func (f *fixtures) pathID(collection string) (string, bool) {
 		return f.Payment, true
 	case "deliveries":
 		return f.Delivery, f.Delivery != ""
+	case "recover_tasks":
+		return f.RecoverTask, f.RecoverTask != ""
+	case "portal_sessions":
+		return f.PortalSession, f.PortalSession != ""
 	}
 	return "", false
 }
@@ -158,6 +163,10 @@ var bases = map[string]func(f *fixtures) map[string]any{
 	},
 	"POST /quotes/{id}/convert_to_sale": func(f *fixtures) map[string]any {
 		return map[string]any{"notes": "hostile", "sale_date": "2026-01-01", "shipping_cents": 0, "seller_id": f.Seller}
+	},
+	"POST /webhook_endpoints/{id}/recover": func(*fixtures) map[string]any { return pastWindow() },
+	"POST /portal_sessions": func(*fixtures) map[string]any {
+		return map[string]any{"capabilities": []any{"read_only"}, "ttl_seconds": 3600}
 	},
 	"POST /leads": func(*fixtures) map[string]any {
 		return map[string]any{"name": "Lead Hostil", "email": "lead@hostile.test", "phone": "+55 11 98888-0000", "source": "hostile",
@@ -253,6 +262,11 @@ func (r *run) setUp(ctx context.Context, f *fixtures) error {
 	if f.Payment == "" || f.OpenInst == "" {
 		return fmt.Errorf("hostile: sale without payment or open installment: %v", s)
 	}
+	ps, err := r.c.publicWant(ctx, "POST", "/portal_sessions", f.Key, map[string]any{}, 201)
+	if err != nil {
+		return err
+	}
+	f.PortalSession, _ = ps["id"].(string)
 	e, err := r.c.publicWant(ctx, "POST", "/webhook_endpoints", f.Key,
 		map[string]any{"url": r.t.HookURL, "description": "hostile", "events": []any{"product.deleted"}}, 201)
 	if err != nil {
@@ -262,6 +276,13 @@ func (r *run) setUp(ctx context.Context, f *fixtures) error {
 		return nil
 	}
 	f.Endpoint, _ = e["id"].(string)
+	// A recovery of a window with nothing to resend: done at once, so the
+	// endpoint has no running task that would refuse the cases' recoveries.
+	t, err := r.c.publicWant(ctx, "POST", "/webhook_endpoints/"+f.Endpoint+"/recover", f.Key, pastWindow(), 202)
+	if err != nil {
+		return err
+	}
+	f.RecoverTask, _ = t["id"].(string)
 	if _, err := public("/webhook_endpoints/"+f.Endpoint+"/ping", nil, 202); err != nil {
 		return err
 	}
@@ -296,4 +317,9 @@ func asList(v any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// pastWindow is a recovery window long before any fixture.
+func pastWindow() map[string]any {
+	return map[string]any{"since": "2020-01-01T00:00:00Z", "until": "2020-01-02T00:00:00Z"}
 }

@@ -18,9 +18,10 @@ import (
 // empty 202 once answered 500 with one) shows here too.
 const idemHeader = "Idempotency-Key"
 
-// shownOnce are answer fields a replay leaves out (spec 4.1: the secret of
-// a created endpoint, docs/api.md: of a rotation too).
-var shownOnce = []string{"secret"}
+// shownOnce are, by the answer's object, the fields a replay leaves out
+// (spec 4.1: the secret of a created endpoint, docs/api.md: of a rotation
+// too; the one-time link of a portal session).
+var shownOnce = map[string][]string{"webhook_endpoint": {"secret"}, "portal_session": {"url"}}
 
 // newIdemKey is a random UUID v4, the key format docs/api.md recommends.
 func newIdemKey() string {
@@ -103,8 +104,9 @@ func replayProblems(first, again answer) []string {
 	want, got := string(first.Raw), string(again.Raw)
 	if first.JSON != nil {
 		m := map[string]any{}
+		object, _ := first.JSON["object"].(string)
 		for k, v := range first.JSON {
-			if !slices.Contains(shownOnce, k) {
+			if !slices.Contains(shownOnce[object], k) {
 				m[k] = v
 			}
 		}
