@@ -35,6 +35,9 @@ import (
 // Prefix of every portal page.
 const Prefix = "/portal/"
 
+// maxForm bounds a form post.
+const maxForm = 64 << 10
+
 //go:embed assets
 var assets embed.FS
 
@@ -141,6 +144,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	if len(s.ancestors) == 0 {
 		h.Set("X-Frame-Options", "DENY")
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm) // forms are small
 	}
 	defer func() {
 		if rec := recover(); rec != nil {

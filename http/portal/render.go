@@ -59,6 +59,9 @@ var stubFuncs = template.FuncMap{
 	"field": func(string) string { return "" }, "str": str, "dict": dict,
 }
 
+// doneKinds are what ?done= may say an action did (done.* texts).
+var doneKinds = []string{"saved", "enabled", "disabled", "deleted", "ping", "resent"}
+
 // view is what every page shows around its content: language, company,
 // session and the CSRF token of its forms.
 type view struct {
@@ -76,7 +79,10 @@ type view struct {
 
 func (s *Server) newView(lang string, c *call) *view {
 	v := &view{Lang: lang, Company: c.company.Name, CSRF: csrfToken(c.token), Expires: c.session.ExpiresAt,
-		caps: c.session.Capabilities, Done: c.r.URL.Query().Get("done"), Path: c.r.URL.Path}
+		caps: c.session.Capabilities, Path: c.r.URL.Path}
+	if d := c.r.URL.Query().Get("done"); slices.Contains(doneKinds, d) {
+		v.Done = d
+	}
 	if loc, err := time.LoadLocation(c.company.Timezone); err == nil {
 		v.loc = loc
 	}

@@ -161,3 +161,24 @@ func TestEveryFormIsProtectedFromCrossSiteRequests(t *testing.T) {
 		t.Errorf("with its token: %d %s", p.status, p.body)
 	}
 }
+
+// Issue 18 item 1: signing out revokes the session: the cookie is
+// cleared, and the token, replayed, is refused.
+func TestSigningOutRevokesTheSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	ck := sessionCookie(t, b.login(t, e.link(t)).header)
+	p := b.post(t, "/portal/logout", url.Values{"csrf": {b.csrf(t)}})
+	if p.status != 200 || sessionCookie(t, p.header).MaxAge >= 0 {
+		t.Fatalf("sign out: %d %v", p.status, p.header)
+	}
+	replay := newBrowser(t, e.api.URL)
+	if p := replay.do(t, "GET", "/portal/", nil, map[string]string{"Cookie": ck.Name + "=" + ck.Value}); p.status != http.StatusUnauthorized {
+		t.Errorf("the token after sign-out: %d, want 401", p.status)
+	}
+	ls := e.api.Do(t, testkit.Req{Method: "GET", Path: "/portal_sessions", Key: e.key})
+	if s := ls.Body["data"].([]any)[0].(map[string]any); s["status"] != "revoked" {
+		t.Errorf("session after sign-out: %v", s)
+	}
+}

@@ -234,7 +234,7 @@ func (s *Server) logout(c *call) (*result, error) {
 		return nil, err
 	}
 	s.setCookie(c.w, c.r, "", time.Unix(0, 0))
-	c.view = nil
+	c.view = &view{Lang: c.view.Lang} // signed out: no session around the page
 	return &result{page: "signedout", status: http.StatusOK, data: map[string]bool{"LoggedOut": true}}, nil
 }
 
