@@ -80,7 +80,7 @@ func newDelivery(d RecordedDelivery, r Recorded, kind string, now time.Time) Del
 // Ping records a real ping event and one delivery of it to endpointID
 // only. The caller checks the endpoint exists and is enabled. The event is
 // never published on EVENTS.
-func Ping(ctx context.Context, tx bun.IDB, w Write, endpointID string) (Recorded, error) {
+func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorded, error) {
 	obj, err := json.Marshal(PingObject{Object: PingType, WebhookEndpointID: endpointID})
 	if err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
@@ -89,7 +89,7 @@ func Ping(ctx context.Context, tx bun.IDB, w Write, endpointID string) (Recorded
 	if err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
 	}
-	now := time.Now()
+	now := w.wall()
 	r := Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: PingType, Body: body, DeliveriesOnly: true,
 		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(), EndpointID: endpointID}}}
 	// published_at is set at once: there is nothing to publish on EVENTS.
@@ -102,19 +102,19 @@ func Ping(ctx context.Context, tx bun.IDB, w Write, endpointID string) (Recorded
 	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping delivery: %w", err)
 	}
-	collect(ctx, []Recorded{r})
+	w.add(r)
 	return r, nil
 }
 
 // Resend creates a new delivery of the same event (same event id, same
 // body) to the same endpoint as orig: a manual resend. It is published on
-// DELIVERIES only.
-func Resend(ctx context.Context, tx bun.IDB, orig *Delivery) (*Delivery, error) {
+// DELIVERIES only, after w commits.
+func Resend(ctx context.Context, tx bun.IDB, w *Write, orig *Delivery) (*Delivery, error) {
 	ev := new(OutboxEvent)
 	if err := tx.NewSelect().Model(ev).Where("id = ?", orig.EventID).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("streams: resend %s: event %s: %w", orig.ID, orig.EventID, err)
 	}
-	now := time.Now()
+	now := w.wall()
 	r := Recorded{ID: ev.ID, CompanyID: ev.CompanyID, Type: ev.Type, Body: ev.Body, DeliveriesOnly: true,
 		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(), EndpointID: orig.EndpointID}}}
 	d := newDelivery(r.Deliveries[0], r, KindResend, now)
@@ -122,6 +122,6 @@ func Resend(ctx context.Context, tx bun.IDB, orig *Delivery) (*Delivery, error) 
 	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("streams: resend %s: %w", orig.ID, err)
 	}
-	collect(ctx, []Recorded{r})
+	w.add(r)
 	return &d, nil
 }

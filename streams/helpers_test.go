@@ -58,12 +58,12 @@ func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string)
 }
 
 // write is a dashboard write of co now.
-func write(co *testkit.Company, kind streams.ActorKind) streams.Write {
-	return streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: kind}, At: time.Now()}
+func write(co *testkit.Company, kind streams.ActorKind) *streams.Write {
+	return &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: kind}, At: time.Now()}
 }
 
 // record runs streams.Record in its own company transaction.
-func record(t testing.TB, co *testkit.Company, w streams.Write, changes ...streams.Change) []streams.Recorded {
+func record(t testing.TB, co *testkit.Company, w *streams.Write, changes ...streams.Change) []streams.Recorded {
 	t.Helper()
 	var out []streams.Recorded
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {

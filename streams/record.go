@@ -42,13 +42,6 @@ func (a Actor) AlwaysSummarized() bool {
 	return false
 }
 
-// Write is the context of one write.
-type Write struct {
-	CompanyID string
-	Actor     Actor
-	At        time.Time // when the fact happened
-}
-
 // Change is one event of a write.
 type Change struct {
 	// Type is the event name, e.g. "service_order.updated".
@@ -103,7 +96,7 @@ type OutboxEvent struct {
 // transaction) and, for each, one delivery per enabled endpoint of the
 // company subscribed to its type at this moment (spec 6.1). ".updated"
 // changes that change nothing are skipped.
-func Record(ctx context.Context, tx bun.IDB, w Write, changes ...Change) ([]Recorded, error) {
+func Record(ctx context.Context, tx bun.IDB, w *Write, changes ...Change) ([]Recorded, error) {
 	out := make([]Recorded, 0, len(changes))
 	for _, c := range changes {
 		r, skip, err := build(w, c)
@@ -120,13 +113,13 @@ func Record(ctx context.Context, tx bun.IDB, w Write, changes ...Change) ([]Reco
 	if err := insert(ctx, tx, w, out); err != nil {
 		return nil, err
 	}
-	collect(ctx, out)
+	w.add(out...)
 	return out, nil
 }
 
 // build makes the envelope of one change; skip reports an update that
 // changed nothing (spec 6.3 rule 3).
-func build(w Write, c Change) (r Recorded, skip bool, err error) {
+func build(w *Write, c Change) (r Recorded, skip bool, err error) {
 	if c.Type == PingType {
 		return r, false, fmt.Errorf("streams: %s is sent with Ping, not recorded", PingType)
 	}
@@ -177,8 +170,8 @@ const deliveryPool = 4
 
 // insert stores the events and their deliveries: one statement, unless a
 // company has more subscribed endpoints than the pool of ids.
-func insert(ctx context.Context, tx bun.IDB, w Write, rs []Recorded) error {
-	now := time.Now()
+func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
+	now := w.wall()
 	evIDs, types, bodies := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	byID := make(map[string]*Recorded, len(rs))
 	for i := range rs {

@@ -20,23 +20,17 @@ import (
 
 	"oficina/schema/webhooks"
 	"oficina/streams"
-	"oficina/tenant"
 )
 
 // DefaultEvery is the pause between rounds.
 const DefaultEvery = time.Second
-
-// Publisher publishes what a round recorded once it has committed.
-type Publisher interface {
-	AfterCommit(ctx context.Context, events []streams.Recorded)
-}
 
 // Runner advances recovery tasks until its context ends.
 type Runner struct {
 	DB *bun.DB // the worker role's pool
 	// Publisher publishes each round's resends after commit; nil leaves
 	// them to the relay.
-	Publisher Publisher
+	Publisher streams.AfterCommitter
 	Log       *slog.Logger
 	Every     time.Duration // 0: DefaultEvery
 	Now       func() time.Time
@@ -91,24 +85,15 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 }
 
 func (r *Runner) company(ctx context.Context, companyID string) (int, error) {
-	now := time.Now()
-	if r.Now != nil {
-		now = r.Now()
-	}
-	ctx, recorded := streams.Collect(ctx)
+	wr := streams.Writer{DB: r.DB, Publisher: r.Publisher, Now: r.Now}
 	var n int
-	err := tenant.Tx(ctx, r.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
+	unit := streams.Unit{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}}
+	err := wr.Run(ctx, unit, func(ctx context.Context, w *streams.Write) error {
 		var err error
-		n, err = webhooks.AdvanceRecovery(ctx, tx, r.Pace, now)
+		n, err = webhooks.AdvanceRecovery(ctx, w.Tx, w, r.Pace)
 		return err
 	})
-	if err != nil {
-		return 0, err
-	}
-	if r.Publisher != nil && n > 0 {
-		r.Publisher.AfterCommit(context.WithoutCancel(ctx), recorded())
-	}
-	return n, nil
+	return n, err
 }
 
 func (r *Runner) log() *slog.Logger {

@@ -52,9 +52,7 @@ type Deps struct {
 	Secrets *secretbox.Keyring
 	// Publisher publishes the events of a dashboard write after commit
 	// (nil: the relay publishes them).
-	Publisher interface {
-		AfterCommit(ctx context.Context, events []streams.Recorded)
-	}
+	Publisher streams.AfterCommitter
 	// AuthFailuresPerMinute is the per-address ceiling of token failures,
 	// as on the public listener: 0 means ratelimit.DefaultAuthFailures.
 	AuthFailuresPerMinute int
@@ -70,6 +68,7 @@ type Deps struct {
 // Server is the admin API handler.
 type Server struct {
 	deps     Deps
+	writer   *streams.Writer
 	mux      *http.ServeMux
 	throttle *ratelimit.Throttle
 }
@@ -89,6 +88,7 @@ func New(d Deps) *Server {
 		d.AuthFailuresPerMinute = ratelimit.DefaultAuthFailures
 	}
 	s := &Server{deps: d, mux: http.NewServeMux(),
+		writer:   &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now},
 		throttle: ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.Now)}
 	s.routes()
 	return s
@@ -141,31 +141,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// op is one admin operation inside a company's transaction.
-type op func(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (status int, body any, err error)
+// op is one admin operation: a write unit of the path's company, made in
+// the dashboard.
+type op func(ctx context.Context, w *streams.Write, r *http.Request) (status int, body any, err error)
 
-// company runs fn in the company transaction of the path's {company},
-// answers, and — when changesAccess — invalidates cached principals in every
-// process before answering, so the change applies to the very next request.
+// company runs fn as a write unit of the path's {company}, answers, and —
+// when changesAccess — invalidates cached principals in every process
+// before answering, so the change applies to the very next request.
 func (s *Server) company(changesAccess bool, fn op) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		companyID := r.PathValue("company")
 		var status int
 		var body any
-		ctx, recorded := streams.Collect(r.Context())
-		err := tenant.Tx(ctx, s.deps.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
+		unit := streams.Unit{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorDashboard}}
+		err := s.writer.Run(r.Context(), unit, func(ctx context.Context, u *streams.Write) error {
 			// Row-level security hides other companies: a missing row here
 			// means no such company, answered 404 before any write.
-			if _, err := tenant.GetCompany(ctx, tx, companyID); err != nil {
+			if _, err := tenant.GetCompany(ctx, u.Tx, companyID); err != nil {
 				return err
 			}
 			var err error
-			status, body, err = fn(ctx, tx, r, companyID, s.deps.Now())
+			status, body, err = fn(ctx, u, r)
 			return err
 		})
-		if err == nil && s.deps.Publisher != nil {
-			s.deps.Publisher.AfterCommit(context.WithoutCancel(ctx), recorded())
-		}
 		if err == nil && changesAccess && s.deps.Bus != nil {
 			err = s.deps.Bus.Changed(r.Context(), companyID)
 		}

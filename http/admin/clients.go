@@ -3,9 +3,6 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
-
-	"github.com/uptrace/bun"
 
 	"oficina/schema/clients"
 	"oficina/streams"
@@ -21,37 +18,32 @@ func (s *Server) clientRoutes() {
 	s.mux.HandleFunc("DELETE "+Prefix+"/companies/{company}/clients/{id}", s.company(false, deleteClient))
 }
 
-// dashboard is a write made in the dashboard.
-func dashboard(companyID string, now time.Time) streams.Write {
-	return streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorDashboard}, At: now}
-}
-
-func createClient(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createClient(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[clients.ClientCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := clients.CreateRecorded(ctx, tx, dashboard(companyID, now), in)
+	c, err := clients.CreateRecorded(ctx, w.Tx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, c.View(), nil
 }
 
-func getClient(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	c, err := clients.Get(ctx, tx, r.PathValue("id"))
+func getClient(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	c, err := clients.Get(ctx, w.Tx, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, c.View(), nil
 }
 
-func updateClient(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateClient(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[clients.ClientUpdate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := clients.Update(ctx, tx, dashboard(companyID, now), r.PathValue("id"), in)
+	c, err := clients.Update(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -65,8 +57,8 @@ type deleted struct {
 	Deleted bool   `json:"deleted"`
 }
 
-func deleteClient(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	c, err := clients.Delete(ctx, tx, dashboard(companyID, now), r.PathValue("id"))
+func deleteClient(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	c, err := clients.Delete(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -3,12 +3,10 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
-
-	"github.com/uptrace/bun"
 
 	"oficina/schema/finance"
 	"oficina/schema/sales"
+	"oficina/streams"
 )
 
 // financeRoutes are the dashboard's financial entries: a manual entry,
@@ -23,40 +21,40 @@ func (s *Server) financeRoutes() {
 	s.mux.HandleFunc("DELETE "+c+"/{id}", s.company(false, deleteEntry))
 }
 
-func createEntry(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createEntry(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[finance.FinancialTransactionCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := finance.CreateEntry(ctx, tx, dashboard(companyID, now), in)
+	t, err := finance.CreateEntry(ctx, w.Tx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, t.View(), nil
 }
 
-func getEntry(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	t, err := finance.GetTransaction(ctx, tx, r.PathValue("id"), false)
+func getEntry(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	t, err := finance.GetTransaction(ctx, w.Tx, r.PathValue("id"), false)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, t.View(), nil
 }
 
-func markEntryPaid(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func markEntryPaid(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[finance.FinancialTransactionMarkPaid](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := finance.MarkPaid(ctx, tx, dashboard(companyID, now), r.PathValue("id"), in, sales.PayReceivable)
+	t, err := finance.MarkPaid(ctx, w.Tx, w, r.PathValue("id"), in, sales.PayReceivable)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, t.View(), nil
 }
 
-func deleteEntry(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	t, err := finance.DeleteTransaction(ctx, tx, dashboard(companyID, now), r.PathValue("id"))
+func deleteEntry(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	t, err := finance.DeleteTransaction(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

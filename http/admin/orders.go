@@ -3,9 +3,6 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
-
-	"github.com/uptrace/bun"
 
 	"oficina/schema/appointments"
 	"oficina/schema/notify"
@@ -36,76 +33,71 @@ func (s *Server) orderRoutes() {
 	s.mux.HandleFunc("GET "+c+"/appointments/{id}", s.company(false, getAppointment))
 }
 
-// byDashboard is an order write made in the dashboard, for its events.
-func byDashboard(companyID string, now time.Time) streams.Write {
-	return streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorDashboard}, At: now}
-}
-
-func getOrderSettings(ctx context.Context, tx bun.Tx, _ *http.Request, companyID string, now time.Time) (int, any, error) {
-	v, err := orders.GetSettings(ctx, tx, companyID, now)
+func getOrderSettings(ctx context.Context, w *streams.Write, _ *http.Request) (int, any, error) {
+	v, err := orders.GetSettings(ctx, w.Tx, w.CompanyID, w.At)
 	return http.StatusOK, v, err
 }
 
-func updateOrderSettings(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateOrderSettings(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[orders.SettingsInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	v, err := orders.UpdateSettings(ctx, tx, companyID, in, now)
+	v, err := orders.UpdateSettings(ctx, w.Tx, w.CompanyID, in, w.At)
 	return http.StatusOK, v, err
 }
 
-func listChecklists(ctx context.Context, tx bun.Tx, _ *http.Request, _ string, _ time.Time) (int, any, error) {
-	cs, err := orders.ListChecklists(ctx, tx)
+func listChecklists(ctx context.Context, w *streams.Write, _ *http.Request) (int, any, error) {
+	cs, err := orders.ListChecklists(ctx, w.Tx)
 	return http.StatusOK, page.List[orders.ChecklistView]{Object: "list", Data: cs}, err
 }
 
-func createChecklist(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createChecklist(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[orders.ChecklistInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := orders.CreateChecklist(ctx, tx, companyID, in, now)
+	c, err := orders.CreateChecklist(ctx, w.Tx, w.CompanyID, in, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, c.View(), nil
 }
 
-func updateChecklist(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func updateChecklist(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[orders.ChecklistInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := orders.UpdateChecklist(ctx, tx, r.PathValue("id"), in, now)
+	c, err := orders.UpdateChecklist(ctx, w.Tx, r.PathValue("id"), in, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, c.View(), nil
 }
 
-func getOrder(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	o, err := orders.Get(ctx, tx, r.PathValue("id"))
+func getOrder(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	o, err := orders.Get(ctx, w.Tx, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, o.View(), nil
 }
 
-func deleteOrder(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	o, err := orders.Delete(ctx, tx, byDashboard(companyID, now), r.PathValue("id"))
+func deleteOrder(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	o, err := orders.Delete(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, deleted{Object: "service_order", ID: o.ID, Deleted: true}, nil
 }
 
-func orderNotifications(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	o, err := orders.Get(ctx, tx, r.PathValue("id"))
+func orderNotifications(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	o, err := orders.Get(ctx, w.Tx, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	ns, err := notify.ForSubject(ctx, tx, o.ID)
+	ns, err := notify.ForSubject(ctx, w.Tx, o.ID)
 	return http.StatusOK, page.List[notify.Notification]{Object: "list", Data: ns}, err
 }
 
@@ -113,7 +105,7 @@ type tickBody struct {
 	Done *bool `json:"done"`
 }
 
-func tickChecklistItem(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func tickChecklistItem(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[tickBody](r)
 	if err != nil {
 		return 0, nil, err
@@ -122,51 +114,51 @@ func tickChecklistItem(ctx context.Context, tx bun.Tx, r *http.Request, companyI
 		in.Done = new(bool)
 		*in.Done = true
 	}
-	o, err := orders.TickChecklistItem(ctx, tx, byDashboard(companyID, now), r.PathValue("id"), r.PathValue("item"), *in.Done)
+	o, err := orders.TickChecklistItem(ctx, w.Tx, w, r.PathValue("id"), r.PathValue("item"), *in.Done)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, o.View(), nil
 }
 
-func markTechnicianDone(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func markTechnicianDone(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[orders.TechnicianCompletionInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	o, err := orders.MarkTechnicianDone(ctx, tx, byDashboard(companyID, now), r.PathValue("id"), in)
+	o, err := orders.MarkTechnicianDone(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, o.View(), nil
 }
 
-func listCalendars(ctx context.Context, tx bun.Tx, _ *http.Request, _ string, _ time.Time) (int, any, error) {
-	cs, err := appointments.Connections(ctx, tx)
+func listCalendars(ctx context.Context, w *streams.Write, _ *http.Request) (int, any, error) {
+	cs, err := appointments.Connections(ctx, w.Tx)
 	return http.StatusOK, page.List[appointments.ConnectionView]{Object: "list", Data: cs}, err
 }
 
-func connectCalendar(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func connectCalendar(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[appointments.ConnectionInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := appointments.Connect(ctx, tx, companyID, in, now)
+	c, err := appointments.Connect(ctx, w.Tx, w.CompanyID, in, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, c.View(), nil
 }
 
-func disconnectCalendar(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	c, err := appointments.Disconnect(ctx, tx, r.PathValue("id"), now)
+func disconnectCalendar(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	c, err := appointments.Disconnect(ctx, w.Tx, r.PathValue("id"), w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, c.View(), nil
 }
 
-func getAppointment(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	a, err := appointments.Get(ctx, tx, r.PathValue("id"))
+func getAppointment(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	a, err := appointments.Get(ctx, w.Tx, r.PathValue("id"))
 	return http.StatusOK, a, err
 }

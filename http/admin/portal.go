@@ -4,13 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"time"
-
-	"github.com/uptrace/bun"
 
 	"oficina/schema/page"
 	"oficina/schema/portal"
 	"oficina/schema/webhooks"
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -32,21 +30,21 @@ type portalSessionBody struct {
 
 // createPortalSession mints a session acting as the member, who must be
 // an active owner or admin (spec 4.6).
-func (s *Server) createPortalSession(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func (s *Server) createPortalSession(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[portalSessionBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	sub, access, err := dashboardMember(ctx, w.Tx, in.MemberID)
 	if err != nil {
 		return 0, nil, err
 	}
 	allow := func([]tenant.Permission) error { return access(nil) }
-	row, link, err := portal.Mint(ctx, tx, companyID, in.PortalSessionCreate, portal.Minter{MemberID: sub.MemberID}, allow, now)
+	row, link, err := portal.Mint(ctx, w.Tx, w.CompanyID, in.PortalSessionCreate, portal.Minter{MemberID: sub.MemberID}, allow, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
-	v := row.View(now)
+	v := row.View(w.At)
 	base := "/portal/"
 	if s.deps.PortalURL != nil && s.deps.PortalURL() != "" {
 		base = s.deps.PortalURL()
@@ -55,29 +53,29 @@ func (s *Server) createPortalSession(ctx context.Context, tx bun.Tx, r *http.Req
 	return http.StatusCreated, v, nil
 }
 
-func (s *Server) listPortalSessions(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	l, err := portal.List(ctx, tx, page.Params{Limit: page.MaxLimit}, now)
+func (s *Server) listPortalSessions(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	l, err := portal.List(ctx, w.Tx, page.Params{Limit: page.MaxLimit}, w.At)
 	return http.StatusOK, l, err
 }
 
-func (s *Server) revokePortalSession(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	row, err := portal.Revoke(ctx, tx, r.PathValue("id"), now)
+func (s *Server) revokePortalSession(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	row, err := portal.Revoke(ctx, w.Tx, r.PathValue("id"), w.At)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, row.View(now), nil
+	return http.StatusOK, row.View(w.At), nil
 }
 
-func recoverDeliveries(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func recoverDeliveries(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[webhooks.WebhookRecoverRequest](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := webhooks.Recover(ctx, tx, r.PathValue("id"), in, now)
+	t, err := webhooks.Recover(ctx, w.Tx, r.PathValue("id"), in, w.At)
 	return http.StatusAccepted, t, err
 }
 
-func getRecoverTask(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	t, err := webhooks.GetRecoverTask(ctx, tx, r.PathValue("id"), r.PathValue("task_id"))
+func getRecoverTask(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	t, err := webhooks.GetRecoverTask(ctx, w.Tx, r.PathValue("id"), r.PathValue("task_id"))
 	return http.StatusOK, t, err
 }

@@ -3,12 +3,10 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
-
-	"github.com/uptrace/bun"
 
 	"oficina/schema/page"
 	"oficina/schema/quotes"
+	"oficina/streams"
 )
 
 // Quotes as the dashboard creates, lists, changes and deletes them; each
@@ -25,41 +23,41 @@ func (s *Server) quoteRoutes() {
 	s.mux.HandleFunc("POST "+c+"/{id}/status", s.company(false, setQuoteStatus))
 }
 
-func listQuotes(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func listQuotes(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	pg, err := page.Parse(r.URL.Query())
 	if err != nil {
 		return 0, nil, err
 	}
-	l, err := quotes.List(ctx, tx, dashboard(companyID, now), pg)
+	l, err := quotes.List(ctx, w.Tx, w, pg)
 	return http.StatusOK, l, err
 }
 
-func createQuote(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[quotes.QuoteCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	q, err := quotes.Create(ctx, tx, dashboard(companyID, now), in)
+	q, err := quotes.Create(ctx, w.Tx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, q.View(), nil
 }
 
-func getQuote(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	q, err := quotes.Get(ctx, tx, r.PathValue("id"), false)
+func getQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	q, err := quotes.Get(ctx, w.Tx, r.PathValue("id"), false)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, q.View(), nil
 }
 
-func updateQuote(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[quotes.QuoteUpdate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	q, err := quotes.Update(ctx, tx, dashboard(companyID, now), r.PathValue("id"), in)
+	q, err := quotes.Update(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -70,20 +68,20 @@ type statusBody struct {
 	Status string `json:"status"`
 }
 
-func setQuoteStatus(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func setQuoteStatus(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[statusBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	q, err := quotes.SetStatus(ctx, tx, dashboard(companyID, now), r.PathValue("id"), in.Status)
+	q, err := quotes.SetStatus(ctx, w.Tx, w, r.PathValue("id"), in.Status)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, q.View(), nil
 }
 
-func deleteQuote(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	q, err := quotes.Delete(ctx, tx, dashboard(companyID, now), r.PathValue("id"))
+func deleteQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	q, err := quotes.Delete(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

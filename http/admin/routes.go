@@ -5,12 +5,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"oficina/http/wire"
 	"oficina/schema/orders"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -55,59 +54,59 @@ func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {
 	wire.WriteError(w, r, err)
 }
 
-func getCompany(ctx context.Context, tx bun.Tx, r *http.Request, id string, _ time.Time) (int, any, error) {
-	c, err := tenant.GetCompany(ctx, tx, id)
+func getCompany(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	c, err := tenant.GetCompany(ctx, w.Tx, w.CompanyID)
 	return http.StatusOK, c, err
 }
 
-func updateCompany(ctx context.Context, tx bun.Tx, r *http.Request, id string, now time.Time) (int, any, error) {
+func updateCompany(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[tenant.CompanyInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := tenant.UpdateCompany(ctx, tx, id, in, now)
+	c, err := tenant.UpdateCompany(ctx, w.Tx, w.CompanyID, in, w.At)
 	return http.StatusOK, c, err
 }
 
-func listMembers(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	ms, err := tenant.ListMembers(ctx, tx)
+func listMembers(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	ms, err := tenant.ListMembers(ctx, w.Tx)
 	return http.StatusOK, page.List[tenant.Member]{Object: "list", Data: ms}, err
 }
 
-func createMember(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createMember(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[tenant.MemberInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := tenant.CreateMember(ctx, tx, companyID, in, now)
+	m, err := tenant.CreateMember(ctx, w.Tx, w.CompanyID, in, w.At)
 	return http.StatusCreated, m, err
 }
 
-func getMember(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	m, err := tenant.GetMember(ctx, tx, r.PathValue("id"))
+func getMember(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	m, err := tenant.GetMember(ctx, w.Tx, r.PathValue("id"))
 	return http.StatusOK, m, err
 }
 
-func updateMember(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func updateMember(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[tenant.MemberInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := tenant.UpdateMember(ctx, tx, r.PathValue("id"), in, now)
+	m, err := tenant.UpdateMember(ctx, w.Tx, r.PathValue("id"), in, w.At)
 	return http.StatusOK, m, err
 }
 
-func listKeys(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	ks, err := tenant.ListKeys(ctx, tx)
+func listKeys(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	ks, err := tenant.ListKeys(ctx, w.Tx)
 	return http.StatusOK, page.List[tenant.APIKey]{Object: "list", Data: ks}, err
 }
 
-func createKey(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createKey(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[tenant.KeyInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	k, err := tenant.CreateKey(ctx, tx, companyID, in, now)
+	k, err := tenant.CreateKey(ctx, w.Tx, w.CompanyID, in, w.At)
 	return http.StatusCreated, k, err
 }
 
@@ -115,18 +114,18 @@ type rotateBody struct {
 	GracePeriodSeconds int64 `json:"grace_period_seconds"`
 }
 
-func rotateKey(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func rotateKey(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[rotateBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	rot, err := tenant.RotateKey(ctx, tx, r.PathValue("id"), time.Duration(in.GracePeriodSeconds)*time.Second, now)
+	rot, err := tenant.RotateKey(ctx, w.Tx, r.PathValue("id"), time.Duration(in.GracePeriodSeconds)*time.Second, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
-	// Endpoints subscribed with the old key: disabled on "stop now",
+	// Endpoints subscribed with the old key: disabled on "stop w.At",
 	// moved to the new key with a grace period (spec 3.3).
-	if err := webhooks.KeyRotated(ctx, tx, companyID, rot, now); err != nil {
+	if err := webhooks.KeyRotated(ctx, w.Tx, w.CompanyID, rot, w.At); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, rot, nil
@@ -136,41 +135,41 @@ type revokeBody struct {
 	Reason string `json:"reason"`
 }
 
-func revokeKey(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func revokeKey(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[revokeBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	k, err := tenant.RevokeKey(ctx, tx, r.PathValue("id"), in.Reason, now)
+	k, err := tenant.RevokeKey(ctx, w.Tx, r.PathValue("id"), in.Reason, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	// A key revoked after public exposure disables its endpoints (3.3).
-	if err := webhooks.KeyRevoked(ctx, tx, companyID, k, now); err != nil {
+	if err := webhooks.KeyRevoked(ctx, w.Tx, w.CompanyID, k, w.At); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, k, nil
 }
 
-func listTypes(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	l, err := orders.ListTypes(ctx, tx, page.Params{Limit: page.MaxLimit})
+func listTypes(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	l, err := orders.ListTypes(ctx, w.Tx, page.Params{Limit: page.MaxLimit})
 	return http.StatusOK, l, err
 }
 
-func createType(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createType(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[orders.TypeInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := orders.CreateType(ctx, tx, companyID, in, now)
+	t, err := orders.CreateType(ctx, w.Tx, w.CompanyID, in, w.At)
 	return http.StatusCreated, t, err
 }
 
-func updateType(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func updateType(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[orders.TypeInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := orders.UpdateType(ctx, tx, r.PathValue("id"), in, now)
+	t, err := orders.UpdateType(ctx, w.Tx, r.PathValue("id"), in, w.At)
 	return http.StatusOK, t, err
 }

@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/uptrace/bun"
 
@@ -47,109 +46,104 @@ func (s *Server) salesRoutes() {
 	s.mux.HandleFunc("POST "+Prefix+"/routines/mark_overdue", s.markOverdue)
 }
 
-// dashboardWrite is a write made in the dashboard, for its events.
-func dashboardWrite(companyID string, now time.Time) streams.Write {
-	return streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorDashboard}, At: now}
-}
-
-func createProduct(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[products.Input](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := products.Create(ctx, tx, dashboardWrite(companyID, now), in)
+	p, err := products.Create(ctx, w.Tx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, p.View(), nil
 }
 
-func getProduct(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	p, err := products.Get(ctx, tx, r.PathValue("id"), false)
+func getProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	p, err := products.Get(ctx, w.Tx, r.PathValue("id"), false)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, p.View(), nil
 }
 
-func updateProduct(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[products.Input](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := products.Update(ctx, tx, dashboardWrite(companyID, now), r.PathValue("id"), in)
+	p, err := products.Update(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, p.View(), nil
 }
 
-func deleteProduct(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	p, err := products.Delete(ctx, tx, dashboardWrite(companyID, now), r.PathValue("id"))
+func deleteProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	p, err := products.Delete(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]any{"object": "product", "id": p.ID, "deleted": true}, nil
 }
 
-func adjustStock(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func adjustStock(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[products.AdjustInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := products.Adjust(ctx, tx, dashboardWrite(companyID, now), r.PathValue("id"), in)
+	m, err := products.Adjust(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, m.View(), nil
 }
 
-func listStockMovements(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
+func listStockMovements(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	pg, err := page.Parse(r.URL.Query())
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := products.Get(ctx, tx, r.PathValue("id"), false); err != nil {
+	if _, err := products.Get(ctx, w.Tx, r.PathValue("id"), false); err != nil {
 		return 0, nil, err
 	}
-	l, err := products.ListMovements(ctx, tx, r.PathValue("id"), pg)
+	l, err := products.ListMovements(ctx, w.Tx, r.PathValue("id"), pg)
 	return http.StatusOK, l, err
 }
 
-func createService(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createService(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[products.ServiceCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	sv, err := products.CreateService(ctx, tx, dashboardWrite(companyID, now), in)
+	sv, err := products.CreateService(ctx, w.Tx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, sv.View(), nil
 }
 
-func getService(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	sv, err := products.GetService(ctx, tx, r.PathValue("id"), false)
+func getService(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	sv, err := products.GetService(ctx, w.Tx, r.PathValue("id"), false)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, sv.View(), nil
 }
 
-func updateService(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateService(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[products.ServiceCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	sv, err := products.UpdateService(ctx, tx, dashboardWrite(companyID, now), r.PathValue("id"), in)
+	sv, err := products.UpdateService(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, sv.View(), nil
 }
 
-func deleteService(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	sv, err := products.DeleteService(ctx, tx, dashboardWrite(companyID, now), r.PathValue("id"))
+func deleteService(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	sv, err := products.DeleteService(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -161,34 +155,34 @@ type accountBody struct {
 	IsDefault bool   `json:"is_default"`
 }
 
-func createAccount(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createAccount(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[accountBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	a, err := finance.CreateAccount(ctx, tx, companyID, in.Name, in.IsDefault, now)
+	a, err := finance.CreateAccount(ctx, w.Tx, w.CompanyID, in.Name, in.IsDefault, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, finance.ViewAccount(a), nil
 }
 
-func listAccounts(ctx context.Context, tx bun.Tx, _ *http.Request, _ string, _ time.Time) (int, any, error) {
-	as, err := finance.ListAccounts(ctx, tx)
+func listAccounts(ctx context.Context, w *streams.Write, _ *http.Request) (int, any, error) {
+	as, err := finance.ListAccounts(ctx, w.Tx)
 	return http.StatusOK, page.List[finance.Account]{Object: "list", Data: as}, err
 }
 
-func getSalesSettings(ctx context.Context, tx bun.Tx, _ *http.Request, companyID string, _ time.Time) (int, any, error) {
-	v, err := sales.GetSettings(ctx, tx, companyID)
+func getSalesSettings(ctx context.Context, w *streams.Write, _ *http.Request) (int, any, error) {
+	v, err := sales.GetSettings(ctx, w.Tx, w.CompanyID)
 	return http.StatusOK, v, err
 }
 
-func updateSalesSettings(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateSalesSettings(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[sales.SettingsInput](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	v, err := sales.SetSettings(ctx, tx, companyID, in, now)
+	v, err := sales.SetSettings(ctx, w.Tx, w.CompanyID, in, w.At)
 	return http.StatusOK, v, err
 }
 
@@ -199,7 +193,7 @@ type dashboardSale struct {
 	ContractID *string `json:"contract_id"`
 }
 
-func createDashboardSale(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func createDashboardSale(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[dashboardSale](r)
 	if err != nil {
 		return 0, nil, err
@@ -207,15 +201,15 @@ func createDashboardSale(ctx context.Context, tx bun.Tx, r *http.Request, compan
 	if in.ContractID != nil && *in.ContractID == "" {
 		return 0, nil, apierr.Invalid("contract_id", "invalid_value")
 	}
-	sale, err := sales.Create(ctx, tx, dashboardWrite(companyID, now), in.SaleCreate, sales.CreateOptions{ContractID: in.ContractID})
+	sale, err := sales.Create(ctx, w.Tx, w, in.SaleCreate, sales.CreateOptions{ContractID: in.ContractID})
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, sale.View(true), nil
 }
 
-func getDashboardSale(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	sale, err := sales.Load(ctx, tx, r.PathValue("id"), sales.LoadOptions{Finance: true})
+func getDashboardSale(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	sale, err := sales.Load(ctx, w.Tx, r.PathValue("id"), sales.LoadOptions{Finance: true})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -226,35 +220,35 @@ type invoiceBody struct {
 	PaymentID *string `json:"payment_id"`
 }
 
-func issueInvoice(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func issueInvoice(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[invoiceBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	inv, err := sales.IssueInvoice(ctx, tx, r.PathValue("id"), in.PaymentID, now)
+	inv, err := sales.IssueInvoice(ctx, w.Tx, r.PathValue("id"), in.PaymentID, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, inv.View(), nil
 }
 
-func cancelInvoice(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	inv, err := sales.CancelInvoice(ctx, tx, r.PathValue("id"), now)
+func cancelInvoice(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	inv, err := sales.CancelInvoice(ctx, w.Tx, r.PathValue("id"), w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, inv.View(), nil
 }
 
-func payCommission(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	if err := sales.PayCommission(ctx, tx, r.PathValue("id"), now); err != nil {
+func payCommission(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	if err := sales.PayCommission(ctx, w.Tx, r.PathValue("id"), w.At); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]any{"object": "commission", "sale_id": r.PathValue("id"), "status": "paid"}, nil
 }
 
-func generateReceipt(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	n, err := sales.Receipt(ctx, tx, r.PathValue("id"), r.PathValue("payment_id"))
+func generateReceipt(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	n, err := sales.Receipt(ctx, w.Tx, r.PathValue("id"), r.PathValue("payment_id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -3,11 +3,9 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
-
-	"github.com/uptrace/bun"
 
 	"oficina/schema/tasks"
+	"oficina/streams"
 )
 
 // taskRoutes read, change and delete tasks as the dashboard does; writes
@@ -19,28 +17,28 @@ func (s *Server) taskRoutes() {
 	s.mux.HandleFunc("DELETE "+c, s.company(false, deleteTask))
 }
 
-func getTask(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	t, err := tasks.Get(ctx, tx, r.PathValue("id"))
+func getTask(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	t, err := tasks.Get(ctx, w.Tx, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, t.View(now), nil
+	return http.StatusOK, t.View(w.At), nil
 }
 
-func updateTask(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func updateTask(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[tasks.TaskUpdate](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := tasks.Update(ctx, tx, dashboard(companyID, now), r.PathValue("id"), in)
+	t, err := tasks.Update(ctx, w.Tx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, t.View(now), nil
+	return http.StatusOK, t.View(w.At), nil
 }
 
-func deleteTask(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	t, err := tasks.Delete(ctx, tx, dashboard(companyID, now), r.PathValue("id"))
+func deleteTask(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	t, err := tasks.Delete(ctx, w.Tx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/uptrace/bun"
 
@@ -12,6 +11,7 @@ import (
 	"oficina/schema/apierr"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -65,12 +65,12 @@ type endpointCreateBody struct {
 	webhooks.WebhookEndpointCreate
 }
 
-func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
+func (s *Server) createEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[endpointCreateBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	sub, access, err := dashboardMember(ctx, w.Tx, in.MemberID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Server) createEndpoint(ctx context.Context, tx bun.Tx, r *http.Request,
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Create(ctx, tx, companyID, in.WebhookEndpointCreate, sub, access, guard, s.deps.Secrets, now)
+	e, err := webhooks.Create(ctx, w.Tx, w.CompanyID, in.WebhookEndpointCreate, sub, access, guard, s.deps.Secrets, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -90,12 +90,12 @@ type endpointPatchBody struct {
 	webhooks.WebhookEndpointUpdate
 }
 
-func (s *Server) updateEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func (s *Server) updateEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[endpointPatchBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	sub, access, err := dashboardMember(ctx, w.Tx, in.MemberID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Server) updateEndpoint(ctx context.Context, tx bun.Tx, r *http.Request,
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Update(ctx, tx, r.PathValue("id"), in.WebhookEndpointUpdate, sub, access, guard, now)
+	e, err := webhooks.Update(ctx, w.Tx, r.PathValue("id"), in.WebhookEndpointUpdate, sub, access, guard, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -117,45 +117,45 @@ type memberBody struct {
 	MemberID string `json:"member_id"`
 }
 
-func enableEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
+func enableEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
 	in, err := decode[memberBody](r)
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, access, err := dashboardMember(ctx, tx, in.MemberID)
+	sub, access, err := dashboardMember(ctx, w.Tx, in.MemberID)
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Enable(ctx, tx, r.PathValue("id"), sub, access, now)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, e.View(), nil
-}
-
-func disableEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	e, err := webhooks.Disable(ctx, tx, r.PathValue("id"), now)
+	e, err := webhooks.Enable(ctx, w.Tx, r.PathValue("id"), sub, access, w.At)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, e.View(), nil
 }
 
-func listEndpoints(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	l, err := webhooks.List(ctx, tx, page.Params{Limit: page.MaxLimit})
+func disableEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	e, err := webhooks.Disable(ctx, w.Tx, r.PathValue("id"), w.At)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, e.View(), nil
+}
+
+func listEndpoints(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	l, err := webhooks.List(ctx, w.Tx, page.Params{Limit: page.MaxLimit})
 	return http.StatusOK, l, err
 }
 
-func getEndpoint(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	e, err := webhooks.Get(ctx, tx, r.PathValue("id"))
+func getEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	e, err := webhooks.Get(ctx, w.Tx, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, e.View(), nil
 }
 
-func listMail(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time.Time) (int, any, error) {
-	ms, err := mail.List(ctx, tx, page.MaxLimit)
+func listMail(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
+	ms, err := mail.List(ctx, w.Tx, page.MaxLimit)
 	if ms == nil {
 		ms = []mail.Message{}
 	}

@@ -14,7 +14,6 @@
 package portal
 
 import (
-	"context"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -41,12 +40,6 @@ const maxForm = 64 << 10
 //go:embed assets
 var assets embed.FS
 
-// Publisher publishes what a portal write recorded once it has committed
-// (pings, resends).
-type Publisher interface {
-	AfterCommit(ctx context.Context, events []streams.Recorded)
-}
-
 // Deps are what the portal needs.
 type Deps struct {
 	DB *bun.DB // the request role's pool
@@ -55,7 +48,7 @@ type Deps struct {
 	// Destinations checks endpoint URLs (spec 6.5), as the API does.
 	Destinations webhooks.URLChecker
 	// Publisher publishes pings and resends after commit (nil: the relay).
-	Publisher Publisher
+	Publisher streams.AfterCommitter
 	// OpenAPI is the public API's document: the event catalogue is its
 	// webhooks section.
 	OpenAPI []byte
@@ -74,6 +67,7 @@ type Deps struct {
 // Server is the portal's handler.
 type Server struct {
 	deps      Deps
+	writer    *streams.Writer
 	mux       *http.ServeMux
 	views     *views
 	catalogue []family
@@ -110,7 +104,8 @@ func New(d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: d, mux: http.NewServeMux(), views: v, catalogue: cat, ancestors: anc}
+	s := &Server{deps: d, mux: http.NewServeMux(), views: v, catalogue: cat, ancestors: anc,
+		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
 	s.routes()
 	return s, nil
 }

@@ -38,6 +38,7 @@ type call struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	tx      bun.Tx
+	unit    *streams.Write // the write unit: portal writes record their events on it
 	ctx     context.Context
 	now     time.Time
 	token   string
@@ -47,13 +48,13 @@ type call struct {
 	view    *view
 }
 
-// write is the streams.Write of a portal write, as its minter's.
-func (c *call) write() streams.Write {
+// minter is who a portal write is made by: the session's minter.
+func (c *call) minter() streams.Actor {
 	a := streams.Actor{Kind: streams.ActorDashboard, MemberID: c.actor.Member.ID}
 	if c.actor.Principal != nil {
 		a.Kind, a.KeyID = streams.ActorAPI, c.actor.Principal.Key.ID
 	}
-	return streams.Write{CompanyID: c.company.ID, Actor: a, At: c.now}
+	return a
 }
 
 // result is what a handler answers: a page, or a redirect (303).
@@ -86,26 +87,24 @@ func (s *Server) page(need *session.Capability, h handler) http.Handler {
 			s.fail(w, r, &view{Lang: lang}, http.StatusForbidden)
 			return
 		}
-		ctx, recorded := streams.Collect(r.Context())
-		c := &call{w: w, r: r, now: s.deps.Now(), token: tok}
+		ctx := r.Context()
+		c := &call{w: w, r: r, token: tok}
 		var res *result
-		err = tenant.Tx(ctx, s.deps.DB, company, func(ctx context.Context, tx bun.Tx) error {
-			c.ctx, c.tx = ctx, tx
+		err = s.writer.Run(ctx, streams.Unit{CompanyID: company}, func(ctx context.Context, u *streams.Write) error {
+			c.ctx, c.tx, c.unit, c.now = ctx, u.Tx, u, u.At
 			if err := s.open(c, lang); err != nil {
 				return err
 			}
+			u.Actor = c.minter()
 			if need != nil && !c.session.Can(*need) {
 				return errCapability
 			}
 			res, err = h(c)
 			return err
 		})
-		switch {
-		case errors.Is(err, session.ErrInvalid):
+		if errors.Is(err, session.ErrInvalid) {
 			s.refuse(w, r, lang, err)
 			return
-		case err == nil && s.deps.Publisher != nil:
-			s.deps.Publisher.AfterCommit(context.WithoutCancel(ctx), recorded())
 		}
 		if c.view != nil {
 			w.Header().Set("Content-Security-Policy", csp(append(s.ancestors, companyAncestors(c.company)...)))

@@ -73,7 +73,7 @@ func (tw *TestWrites) create(s *Server) func(c fuego.ContextWithBody[TestWriteBo
 			}
 		}
 		var out TestWriteView
-		err := s.write(ctx, principal(ctx), func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+		err := s.write(ctx, principal(ctx), func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 			in := clients.ClientCreate{Name: b.Name}
 			if b.Email != "" {
 				in.Email = &b.Email

@@ -39,7 +39,7 @@ func (s *Server) captureLead(c fuego.ContextWithBody[leads.LeadCaptureCreate]) (
 		return leads.LeadCapture{}, err
 	}
 	var out *leads.LeadCapture
-	err = s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err = s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		var err error
 		out, err = leads.Run(ctx, tx, w, plan)
 		return err

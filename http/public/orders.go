@@ -72,9 +72,9 @@ func orderFilterParams() []openapi.Param {
 }
 
 // orderWrite runs one write that yields an order.
-func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error)) (orders.ServiceOrder, error) {
+func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error)) (orders.ServiceOrder, error) {
 	var out orders.ServiceOrder
-	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		o, err := fn(ctx, tx, w)
 		if err == nil {
 			out = o.View()
@@ -98,7 +98,7 @@ func (s *Server) createServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderC
 			return orders.ServiceOrder{}, err
 		}
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.Create(ctx, tx, w, in)
 	})
 }
@@ -120,7 +120,7 @@ func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[orders.ServiceOrd
 	if err := p.Require(perms...); err != nil {
 		return orders.ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.FromQuote(ctx, tx, w, in)
 	})
 }
@@ -163,7 +163,7 @@ func (s *Server) updateServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderU
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return orders.ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.Update(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -174,7 +174,7 @@ func (s *Server) setServiceOrderStatus(c fuego.ContextWithBody[orders.ServiceOrd
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return orders.ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.SetStatus(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -184,7 +184,7 @@ func (s *Server) startServiceOrder(c fuego.ContextWithBody[struct{}]) (orders.Se
 	if err := wire.Decode(c.Request(), &struct{}{}); err != nil {
 		return orders.ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.Start(ctx, tx, w, c.PathParam("id"))
 	})
 }
@@ -194,7 +194,7 @@ func (s *Server) cancelServiceOrder(c fuego.ContextWithBody[struct{}]) (orders.S
 	if err := wire.Decode(c.Request(), &struct{}{}); err != nil {
 		return orders.ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.Cancel(ctx, tx, w, c.PathParam("id"))
 	})
 }
@@ -210,7 +210,7 @@ func (s *Server) completeServiceOrder(c fuego.ContextWithBody[orders.ServiceOrde
 			return orders.ServiceOrder{}, err
 		}
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*orders.Row, error) {
+	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
 		return orders.Complete(ctx, tx, w, c.PathParam("id"), in)
 	})
 }

@@ -66,7 +66,7 @@ func (s *Server) createPortalSession(c fuego.ContextWithBody[portal.PortalSessio
 		return webhookManager(p)
 	}
 	var out portal.PortalSession
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		r, link, err := portal.Mint(ctx, tx, p.CompanyID(), in, portal.Minter{MemberID: p.Member.ID, KeyID: p.Key.ID}, allow, w.At)
 		if err == nil {
 			out = r.View(w.At)
@@ -100,7 +100,7 @@ func (s *Server) revokePortalSession(c fuego.ContextNoBody) (portal.PortalSessio
 		return portal.PortalSession{}, err
 	}
 	var out portal.PortalSession
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		r, err := portal.Revoke(ctx, tx, c.PathParam("id"), w.At)
 		if err == nil {
 			out = r.View(w.At)

@@ -40,7 +40,7 @@ func (s *Server) recoverWebhookDeliveries(c fuego.ContextWithBody[webhooks.Webho
 		return webhooks.WebhookRecoverTask{}, err
 	}
 	var out webhooks.WebhookRecoverTask
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		var err error
 		out, err = webhooks.Recover(ctx, tx, c.PathParam("id"), in, w.At)
 		return err

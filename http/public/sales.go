@@ -109,9 +109,9 @@ func requireFinance(p *tenant.Principal, fr sales.FinanceRequest, accountPerms .
 }
 
 // saleWrite runs one write that yields a sale and renders it for the caller.
-func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error)) (sales.Sale, error) {
+func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error)) (sales.Sale, error) {
 	var out sales.Sale
-	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		sale, err := fn(ctx, tx, w)
 		if err == nil {
 			out = sale.View(financeVisible(p))
@@ -130,7 +130,7 @@ func (s *Server) createSale(c fuego.ContextWithBody[sales.SaleCreate]) (sales.Sa
 	if err := requireFinance(p, in.Finance(), "finance:read", "finance:create"); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.Create(ctx, tx, w, in, sales.CreateOptions{})
 	})
 }
@@ -147,7 +147,7 @@ func (s *Server) convertQuoteToSale(c fuego.ContextWithBody[sales.QuoteConversio
 	if err := requireFinance(p, in.Finance(), "finance:create"); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.ConvertQuote(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -199,7 +199,7 @@ func (s *Server) updateSale(c fuego.ContextWithBody[sales.SaleUpdate]) (sales.Sa
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		sale, err := sales.Update(ctx, tx, w, c.PathParam("id"), in)
 		if err == nil && financeVisible(p) {
 			err = sales.LoadFinance(ctx, tx, sale)

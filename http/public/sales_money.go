@@ -21,7 +21,7 @@ func (s *Server) receiveSalePayment(c fuego.ContextWithBody[sales.PaymentCreate]
 	if err := requireFinance(p, sales.FinanceRequest{ChoosesAccount: in.AccountID != nil}, "finance:read", "finance:create"); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.Receive(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -32,7 +32,7 @@ func (s *Server) reverseSalePayment(c fuego.ContextWithBody[sales.Cancellation])
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.ReversePayment(ctx, tx, w, c.PathParam("id"), c.PathParam("payment_id"), in)
 	})
 }
@@ -43,7 +43,7 @@ func (s *Server) rescheduleSale(c fuego.ContextWithBody[sales.InstallmentsResche
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.Reschedule(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -57,7 +57,7 @@ func (s *Server) newSaleVersion(c fuego.ContextWithBody[sales.SaleVersionCreate]
 	if err := requireFinance(p, sales.FinanceRequest{ChoosesAccount: in.ChoosesAccount()}, "finance:read", "finance:update"); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.NewVersion(ctx, tx, w, c.PathParam("id"), in)
 	})
 }
@@ -79,7 +79,7 @@ func (s *Server) cancelSale(c fuego.ContextWithBody[sales.Cancellation]) (sales.
 	if err := wire.Decode(c.Request(), &in); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) (*sales.Row, error) {
+	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
 		return sales.Cancel(ctx, tx, w, c.PathParam("id"), in)
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"oficina/schema/idempotency"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
+	"oficina/streams"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
 )
@@ -54,7 +55,7 @@ type Deps struct {
 	Guard Guard
 	// Publisher publishes events after a write commits. Nil: the relay
 	// alone publishes them.
-	Publisher Publisher
+	Publisher streams.AfterCommitter
 	// Destinations checks webhook endpoint URLs (spec 6.5). Nil: the
 	// production guard (public addresses only, system resolver).
 	Destinations webhooks.URLChecker
@@ -81,6 +82,7 @@ type Guard interface {
 // Server is the public API handler.
 type Server struct {
 	deps     Deps
+	writer   *streams.Writer
 	throttle *ratelimit.Throttle
 	f        *fuego.Server
 	routes   map[string]*route // by ServeMux pattern
@@ -124,7 +126,8 @@ func New(d Deps) (*Server, error) {
 	if d.IdempotencyTTL <= 0 {
 		d.IdempotencyTTL = idempotency.TTL
 	}
-	s := &Server{deps: d, routes: map[string]*route{}, spec: spec()}
+	s := &Server{deps: d, routes: map[string]*route{}, spec: spec(),
+		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
 	switch {
 	case d.AuthFailuresPerMinute == 0:
 		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.Now)
@@ -248,13 +251,11 @@ func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
 	}
 	r = r.WithContext(withPrincipal(r.Context(), p))
 	if rt.write {
-		key, ok, err := idempotencyKey(r)
+		key, _, err := idempotencyKey(r)
 		if err != nil {
 			return err
 		}
-		if ok {
-			return s.idempotent(w, r, p, key)
-		}
+		return s.unit(w, r, p, key)
 	}
 	s.f.Mux.ServeHTTP(w, r)
 	return nil

@@ -82,7 +82,7 @@ func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookE
 	// The secret is shown once: an idempotent replay answers without it.
 	omitOnReplay(c.Context(), "secret")
 	var out webhooks.WebhookEndpoint
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		e, err := webhooks.Create(ctx, tx, p.CompanyID(), in, subscriber(p), webhookAccess(p), s.deps.Destinations, s.deps.Secrets, w.At)
 		if err == nil {
 			out = e.ViewWithSecret()
@@ -145,7 +145,7 @@ func (s *Server) deleteWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookE
 		return webhooks.WebhookEndpointDeleted{}, err
 	}
 	var out webhooks.WebhookEndpointDeleted
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, _ streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, _ *streams.Write) error {
 		var err error
 		out, err = webhooks.Delete(ctx, tx, c.PathParam("id"))
 		return err
@@ -187,7 +187,7 @@ func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSec
 	// is stored without it, so a replay answers without it.
 	omitOnReplay(c.Context(), "secret")
 	var out webhooks.WebhookEndpoint
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		e, err := webhooks.RotateSecret(ctx, tx, c.PathParam("id"), grace, webhookAccess(p), s.deps.Secrets, w.At)
 		if err == nil {
 			out = e.ViewWithSecret()
@@ -201,7 +201,7 @@ func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSec
 // is not serialized).
 func (s *Server) pingWebhookEndpoint(c fuego.ContextNoBody) (any, error) {
 	p := principal(c.Context())
-	return nil, s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	return nil, s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		_, err := webhooks.Ping(ctx, tx, w, c.PathParam("id"), webhookAccess(p))
 		return err
 	})
@@ -234,9 +234,9 @@ func (s *Server) resendWebhookDelivery(c fuego.ContextNoBody) (webhooks.WebhookD
 		return webhooks.WebhookDelivery{}, err
 	}
 	var out webhooks.WebhookDelivery
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, _ streams.Write) error {
+	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		var err error
-		out, err = webhooks.Resend(ctx, tx, c.PathParam("id"), c.PathParam("delivery_id"))
+		out, err = webhooks.Resend(ctx, tx, w, c.PathParam("id"), c.PathParam("delivery_id"))
 		return err
 	})
 	return out, err
@@ -245,7 +245,7 @@ func (s *Server) resendWebhookDelivery(c fuego.ContextNoBody) (webhooks.WebhookD
 // endpointWrite runs one endpoint change and renders it without secret.
 func (s *Server) endpointWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error)) (webhooks.WebhookEndpoint, error) {
 	var out webhooks.WebhookEndpoint
-	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w streams.Write) error {
+	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		e, err := fn(ctx, tx, w.At)
 		if err == nil {
 			out = e.View()

@@ -129,7 +129,7 @@ func TestDeliveryLogAndResend(t *testing.T) {
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, webhookPerms...)
 	id := mustEndpoint(t, api, key, "sale.*")
-	w := streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorDashboard}, At: time.Now()}
+	w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorDashboard}, At: time.Now()}
 	var first streams.Recorded
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		rs, err := streams.Record(ctx, tx, w, streams.Change{Type: "sale.created", Object: map[string]any{"object": "sale", "id": "sal_1"}})

@@ -13,7 +13,6 @@ import (
 
 	"oficina/dispatch/destguard"
 	"oficina/dispatch/recovery"
-	"oficina/http/public"
 	"oficina/ops/config"
 	"oficina/ops/mail"
 	"oficina/ops/natsauth"
@@ -85,7 +84,7 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 }
 
 // publisher is the API's publisher hook (a nil interface without NATS).
-func (e *eventParts) publisher() public.Publisher {
+func (e *eventParts) publisher() streams.AfterCommitter {
 	if e == nil || e.pub == nil {
 		return nil
 	}

@@ -31,7 +31,7 @@ func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, anyURL{}, testkit.Keyring(t), now)
 		return err
 	})
-	w := streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: now}
+	w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: now}
 	var kept, old string
 	for _, age := range []time.Duration{29 * 24 * time.Hour, 30*24*time.Hour + time.Second} {
 		co.Tx(t, func(ctx context.Context, tx bun.Tx) error {

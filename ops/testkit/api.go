@@ -18,6 +18,7 @@ import (
 	"oficina/http/public"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
+	"oficina/streams"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
 )
@@ -38,7 +39,7 @@ type APIOptions struct {
 	Now   func() time.Time
 	Guard public.Guard
 	// Publisher publishes events after commit (nil: nothing is published).
-	Publisher public.Publisher
+	Publisher streams.AfterCommitter
 	// Destinations checks webhook URLs (nil: the production guard).
 	Destinations webhooks.URLChecker
 	// Limiter is the company rate limit (nil: none, so tests may send any
@@ -80,7 +81,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	a := &API{AdminToken: "test-admin-token-0123456789abcdef0123", Auth: auth, Bus: bus, Public: pub}
 	// Before the servers' cleanups, so that its own runs after they close.
 	a.contract = newContractCheck(t, pub)
-	var portalPub portal.Publisher
+	var portalPub streams.AfterCommitter
 	if o.Publisher != nil {
 		portalPub = o.Publisher
 	}

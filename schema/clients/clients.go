@@ -218,7 +218,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in ClientCreate, 
 }
 
 // CreateRecorded is Create as one write of w: it records client.created.
-func CreateRecorded(ctx context.Context, tx bun.IDB, w streams.Write, in ClientCreate) (*Row, error) {
+func CreateRecorded(ctx context.Context, tx bun.IDB, w *streams.Write, in ClientCreate) (*Row, error) {
 	c, err := Create(ctx, tx, w.CompanyID, in, w.At)
 	if err != nil {
 		return nil, err

@@ -106,7 +106,7 @@ func stdTime(t *apitime.Time) *time.Time {
 // Update changes a client as one write of w and records client.updated with
 // the fields that changed (none changed: no event). A contact that belongs
 // to another record is 409 conflict.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p ClientUpdate) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p ClientUpdate) (*Row, error) {
 	c, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Clien
 // the record as it was. Its tasks (and quotes) stay, unlinked by the
 // database (ON DELETE SET NULL) without events of their own (spec 6.3
 // rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	c, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ type FinancialTransactionCreate struct {
 
 // CreateEntry posts a manual entry as one write of w and records
 // financial_transaction.created.
-func CreateEntry(ctx context.Context, tx bun.IDB, w streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
+func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
 	var f apierr.Fields
 	if in.Kind != "income" && in.Kind != "expense" {
 		f.Add("kind", "invalid_value")
@@ -102,14 +102,14 @@ type FinancialTransactionMarkPaid struct {
 // SalePayment records the payment of a sale's receivable t, dated paidAt
 // (spec 5.4: marking a sale installment paid records the sale payment).
 // Package sales provides it; finance sits below sales.
-type SalePayment func(ctx context.Context, tx bun.IDB, w streams.Write, t *TransactionRow, paidAt apitime.Date, in FinancialTransactionMarkPaid) error
+type SalePayment func(ctx context.Context, tx bun.IDB, w *streams.Write, t *TransactionRow, paidAt apitime.Date, in FinancialTransactionMarkPaid) error
 
 // MarkPaid marks an open entry paid as one write of w and records
 // financial_transaction.updated then financial_transaction.paid. A sale's
 // open receivable is paid through salePayment instead, which records the
 // sale payment and its own events. An entry already paid (or settled) or
 // canceled is 409 conflict (spec 7).
-func MarkPaid(ctx context.Context, tx bun.IDB, w streams.Write, id string, in FinancialTransactionMarkPaid, salePayment SalePayment) (*TransactionRow, error) {
+func MarkPaid(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in FinancialTransactionMarkPaid, salePayment SalePayment) (*TransactionRow, error) {
 	// A sale's entry is read without a lock: the sale write locks the sale
 	// first and its entries after, and this must take them in that order.
 	t, err := GetTransaction(ctx, tx, id, false)
@@ -166,7 +166,7 @@ func MarkPaid(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Fi
 // sale is 409 conflict (spec 7: it follows the sale, which cancels it). A
 // service order's revenue may be deleted; completing the order again posts
 // it anew.
-func DeleteTransaction(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*TransactionRow, error) {
+func DeleteTransaction(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*TransactionRow, error) {
 	t, err := GetTransaction(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func DeleteTransaction(ctx context.Context, tx bun.IDB, w streams.Write, id stri
 
 // today is the write's date in the company's time zone (UTC when the zone
 // is unknown).
-func today(ctx context.Context, tx bun.IDB, w streams.Write) (apitime.Date, error) {
+func today(ctx context.Context, tx bun.IDB, w *streams.Write) (apitime.Date, error) {
 	c, err := tenant.GetCompany(ctx, tx, w.CompanyID)
 	if err != nil {
 		return apitime.Date{}, err

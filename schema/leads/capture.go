@@ -144,7 +144,7 @@ func (c LeadCapture) MarshalJSON() ([]byte, error) {
 // assignee before writing anything, reuses the record holding the e-mail or
 // phone (overwriting nothing) or creates a lead record (client.created), and
 // opens the task (task.created) linked to the record.
-func Run(ctx context.Context, tx bun.IDB, w streams.Write, p *Plan) (*LeadCapture, error) {
+func Run(ctx context.Context, tx bun.IDB, w *streams.Write, p *Plan) (*LeadCapture, error) {
 	if p.task != nil {
 		if err := tasks.CheckAssignee(ctx, tx, p.task.AssigneeID, p.task.AssigneeType); err != nil {
 			return nil, err

@@ -22,7 +22,7 @@ type TechnicianCompletionInput struct {
 // part (marks keep the order they were made in) or withdraws the mark. A
 // completed or canceled order refuses (409); a technician not on the order
 // is 422.
-func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w streams.Write, orderID string, in TechnicianCompletionInput) (*Row, error) {
+func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w *streams.Write, orderID string, in TechnicianCompletionInput) (*Row, error) {
 	if in.Done == nil {
 		return nil, apierr.Invalid("done", errRequired)
 	}

@@ -27,7 +27,7 @@ const NotificationTemplate = "service_order.assigned"
 // order number, the automatic checklists, and — when asked — the calendar
 // appointment and the technicians' notifications. The caller checks the
 // extra permission of CreateAppointment (NeedsAppointment) before.
-func Create(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceOrderCreate) (*Row, error) {
+func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceOrderCreate) (*Row, error) {
 	d, err := in.draft()
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func requiredByCompany(c *companyContext, d *draft) error {
 	return f.Err()
 }
 
-func create(ctx context.Context, tx bun.IDB, w streams.Write, d *draft) (*Row, error) {
+func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, error) {
 	techs := d.support
 	if d.technicianID != nil {
 		techs = append([]string{*d.technicianID}, d.support...)
@@ -136,7 +136,7 @@ func create(ctx context.Context, tx bun.IDB, w streams.Write, d *draft) (*Row, e
 	return o, nil
 }
 
-func (d *draft) order(w streams.Write, number int64, checklist []ServiceOrderChecklistItem) *Row {
+func (d *draft) order(w *streams.Write, number int64, checklist []ServiceOrderChecklistItem) *Row {
 	o := &Row{
 		ID: ids.New(IDPrefix), CompanyID: w.CompanyID, Number: number, Status: StatusPending,
 		ClientID: d.clientID, ClientName: d.clientName, ClientPhone: d.clientPhone,
@@ -158,7 +158,7 @@ func (d *draft) order(w streams.Write, number int64, checklist []ServiceOrderChe
 // addAppointment creates the order's calendar appointment (mirrored to the
 // connected calendars of its technicians and of the member who created it)
 // and links it to the order, which is inserted right after.
-func addAppointment(ctx context.Context, tx bun.IDB, w streams.Write, o *Row) error {
+func addAppointment(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row) error {
 	var by *string
 	if w.Actor.MemberID != "" {
 		by = &w.Actor.MemberID
@@ -188,7 +188,7 @@ type assignment struct {
 
 // notifyTechnicians queues one message to the technician in charge and one
 // to each support technician; with no technician in charge, nobody.
-func notifyTechnicians(ctx context.Context, tx bun.IDB, w streams.Write, o *Row) error {
+func notifyTechnicians(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row) error {
 	if o.TechnicianID == nil {
 		return nil
 	}

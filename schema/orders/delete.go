@@ -18,7 +18,7 @@ import (
 // (service_order_id cleared) and the quote it came from, which may be
 // converted into an order again. The month's order quota is not given
 // back, and messages already queued to technicians stay.
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	o, err := get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

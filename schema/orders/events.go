@@ -41,7 +41,7 @@ func EventTypes() []streams.EventType {
 // new updated_at and records the events: service_order.updated with the
 // changed fields, plus service_order.status_changed when the status moved
 // (6.3 rule 2). A write that changes nothing saves and records nothing.
-func mutate(ctx context.Context, tx bun.IDB, w streams.Write, id string, fn func(o *Row) error) (*Row, error) {
+func mutate(ctx context.Context, tx bun.IDB, w *streams.Write, id string, fn func(o *Row) error) (*Row, error) {
 	o, err := get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

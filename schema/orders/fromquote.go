@@ -60,7 +60,7 @@ func (in *ServiceOrderFromQuote) create(clientName string) ServiceOrderCreate {
 // locked, a quote that is not approved or already became an order is 409,
 // and the new order goes through the whole creation path (numbering, quota,
 // checklists, appointment, notifications, event).
-func FromQuote(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceOrderFromQuote) (*Row, error) {
+func FromQuote(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceOrderFromQuote) (*Row, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}

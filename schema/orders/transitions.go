@@ -67,7 +67,7 @@ func validStatus(s *string) error {
 
 // SetStatus is POST /status: any status to any other, the only way to
 // reopen a completed or canceled order. The same status changes nothing.
-func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderStatusChange) (*Row, error) {
+func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceOrderStatusChange) (*Row, error) {
 	if err := validStatus((*string)(in.Status)); err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id string, in S
 
 // Start is POST /start: an open order goes to in_progress with started_at
 // set (kept when it already started); completed or canceled is 409.
-func Start(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Start(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	return mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
@@ -91,7 +91,7 @@ func Start(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, e
 
 // Cancel is POST /cancel: an open order becomes canceled; completed or
 // canceled is 409.
-func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Cancel(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	return mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
@@ -105,7 +105,7 @@ func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, 
 // required checklist item is done and the technicians' completion order of
 // the company is respected (409 otherwise, and when already completed or
 // canceled). With LinkFinancialTransaction the total is posted to finance.
-func Complete(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderComplete) (*Row, error) {
+func Complete(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceOrderComplete) (*Row, error) {
 	c, err := loadContext(ctx, tx, w.CompanyID)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func Complete(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Se
 // (company time zone) on the default account. An order that already has a
 // live revenue entry (completed, reopened and completed again) is not
 // posted twice; a zero total posts nothing.
-func postRevenue(ctx context.Context, tx bun.IDB, w streams.Write, o *Row, tz string) error {
+func postRevenue(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row, tz string) error {
 	if o.TotalCents == 0 {
 		return nil
 	}

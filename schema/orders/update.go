@@ -64,7 +64,7 @@ func (in *ServiceOrderUpdate) Has(name string) bool { return in.present[name] }
 // Update is PATCH: a completed or canceled order refuses (409). Changed
 // references are checked like on creation (404), and the company's required
 // fields apply to the fields the body touches.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceOrderUpdate) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceOrderUpdate) (*Row, error) {
 	var c *companyContext
 	return mutate(ctx, tx, w, id, func(o *Row) error {
 		if o.Closed() {
@@ -85,7 +85,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Serv
 }
 
 // apply validates the body against o and changes o.
-func (in *ServiceOrderUpdate) apply(o *Row, w streams.Write) error {
+func (in *ServiceOrderUpdate) apply(o *Row, w *streams.Write) error {
 	var f apierr.Fields
 	if in.Has("client_name") {
 		o.ClientName = text(&f, "client_name", in.ClientName, MaxNameLen, true)

@@ -90,7 +90,7 @@ func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Se
 }
 
 // CreateService adds a service and records service.created.
-func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceCreate) (*ServiceRow, error) {
+func CreateService(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceCreate) (*ServiceRow, error) {
 	s := &ServiceRow{ID: ids.New("svc"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	if err := in.apply(s); err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func CreateService(ctx context.Context, tx bun.IDB, w streams.Write, in ServiceC
 
 // UpdateService changes a service and records service.updated when its
 // representation changed.
-func UpdateService(ctx context.Context, tx bun.IDB, w streams.Write, id string, in ServiceCreate) (*ServiceRow, error) {
+func UpdateService(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceCreate) (*ServiceRow, error) {
 	s, err := GetService(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func UpdateService(ctx context.Context, tx bun.IDB, w streams.Write, id string, 
 
 // DeleteService removes a service (dashboard action) and records
 // service.deleted with the service as it was.
-func DeleteService(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*ServiceRow, error) {
+func DeleteService(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*ServiceRow, error) {
 	s, err := GetService(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ type AdjustInput struct {
 
 // Adjust changes a product's (or variation's) stock and records
 // stock.changed.
-func Adjust(ctx context.Context, tx bun.IDB, w streams.Write, productID string, in AdjustInput) (*MovementRow, error) {
+func Adjust(ctx context.Context, tx bun.IDB, w *streams.Write, productID string, in AdjustInput) (*MovementRow, error) {
 	p, err := Get(ctx, tx, productID, false)
 	if err != nil {
 		return nil, err

@@ -110,7 +110,7 @@ func checkPrice(f *apierr.Fields, param string, v int64) {
 
 // Create stores a product with its variations and initial stock, and
 // records product.created and one stock.changed per initial stock.
-func Create(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Row, error) {
+func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in Input) (*Row, error) {
 	p := &Row{ID: ids.New("prd"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	var f apierr.Fields
 	in.apply(p, true, &f)
@@ -136,7 +136,7 @@ func Create(ctx context.Context, tx bun.IDB, w streams.Write, in Input) (*Row, e
 
 // Update changes a product (dashboard action) and records product.updated
 // when its representation changed.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Input) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in Input) (*Row, error) {
 	p, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, in Inpu
 
 // finish checks SKUs across the catalogue, applies initial stock, reloads
 // the product and records its events.
-func finish(ctx context.Context, tx bun.IDB, w streams.Write, p *Row, deltas []Delta, c streams.Change, before *Product) error {
+func finish(ctx context.Context, tx bun.IDB, w *streams.Write, p *Row, deltas []Delta, c streams.Change, before *Product) error {
 	if err := checkSKUs(ctx, tx, p.ID); err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func conflictOr(err error, what string) error {
 // Delete removes a product (dashboard action). Sale items keep their name
 // and lose product_id and variation_id, and the product's stock movements
 // are deleted; the write yields only product.deleted (spec 6.3 rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	p, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ var expires = []string{StatusDraft, StatusSent}
 // expiration is sent when the list is opened). The rows are locked, so
 // two lists opened at once expire a quote once; the next list finds it
 // expired and sends nothing.
-func List(ctx context.Context, tx bun.IDB, w streams.Write, p page.Params) (page.List[Quote], error) {
+func List(ctx context.Context, tx bun.IDB, w *streams.Write, p page.Params) (page.List[Quote], error) {
 	if err := expire(ctx, tx, w); err != nil {
 		return page.List[Quote]{}, err
 	}
@@ -37,7 +37,7 @@ func List(ctx context.Context, tx bun.IDB, w streams.Write, p page.Params) (page
 
 // expire moves the open quotes past valid_until to expired, with one
 // update and one record of events for all of them.
-func expire(ctx context.Context, tx bun.IDB, w streams.Write) error {
+func expire(ctx context.Context, tx bun.IDB, w *streams.Write) error {
 	var due []Row
 	err := tx.NewSelect().Model(&due).Where("status IN (?)", bun.List(expires)).Where("valid_until < ?", w.At).
 		OrderExpr("id").For("UPDATE").Scan(ctx)

@@ -44,7 +44,7 @@ type QuoteCreate struct {
 
 // Create stores a quote with the company's next quote number as one write of
 // w and records quote.created. A client of another company is 404.
-func Create(ctx context.Context, tx bun.IDB, w streams.Write, in QuoteCreate) (*Row, error) {
+func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (*Row, error) {
 	if in.Status == "" {
 		in.Status = StatusDraft
 	}
@@ -202,7 +202,7 @@ func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
 // Update changes a quote's content as one write of w and records
 // quote.updated with the fields that changed (nothing changed: no write, no
 // event). An approved or canceled quote refuses updates (409, spec 7).
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p QuoteUpdate) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p QuoteUpdate) (*Row, error) {
 	q, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p Quote
 // quote.status_changed and quote.updated; the same status again changes
 // nothing. A canceled quote never changes, and an approved one only goes to
 // canceled, and only while it was not converted (409).
-func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id, status string) (*Row, error) {
+func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status string) (*Row, error) {
 	if !slices.Contains(Statuses, status) {
 		return nil, apierr.Invalid("status", "invalid_value")
 	}
@@ -248,7 +248,7 @@ func SetStatus(ctx context.Context, tx bun.IDB, w streams.Write, id, status stri
 	return q, save(ctx, tx, w, q, before)
 }
 
-func (q *Row) setStatus(status string, w streams.Write) {
+func (q *Row) setStatus(status string, w *streams.Write) {
 	q.Status = status
 	switch status {
 	case StatusApproved:
@@ -260,7 +260,7 @@ func (q *Row) setStatus(status string, w streams.Write) {
 
 // save writes a changed quote and records its events: quote.status_changed
 // when the status moved, then quote.updated with the changed fields.
-func save(ctx context.Context, tx bun.IDB, w streams.Write, q *Row, before Quote) error {
+func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before Quote) error {
 	fields, err := streams.ChangedFields(before, q.View())
 	if err != nil || len(fields) == 0 {
 		return err // nothing changed: no write, no event (spec 6.3 rule 3)
@@ -284,7 +284,7 @@ func save(ctx context.Context, tx bun.IDB, w streams.Write, q *Row, before Quote
 // canceled) is 409 (spec 7); orders and sales made from it keep their
 // content and lose quote_id (the foreign keys clear it), without events of
 // their own (spec 6.3 rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	q, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func financeOf(track *bool, plan *PaymentPlanInput) FinanceRequest {
 // ConvertQuote turns an approved quote into a sale through the whole
 // creation path, once: a quote that is not approved, or that already became
 // a sale, is 409.
-func ConvertQuote(ctx context.Context, tx bun.IDB, w streams.Write, quoteID string, in QuoteConversion) (*Row, error) {
+func ConvertQuote(ctx context.Context, tx bun.IDB, w *streams.Write, quoteID string, in QuoteConversion) (*Row, error) {
 	q, err := quotes.Get(ctx, tx, quoteID, true)
 	if err != nil {
 		return nil, err

@@ -34,14 +34,14 @@ type CreateOptions struct {
 //
 // Permissions of part 5.4 (finance, when the request decides on it) are the
 // caller's to check before calling.
-func Create(ctx context.Context, tx bun.IDB, w streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
+func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	return create(ctx, tx, w, in, o)
 }
 
-func create(ctx context.Context, tx bun.IDB, w streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
+func create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
 	cc, err := loadContext(ctx, tx, w.CompanyID)
 	if err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func versionRow(s *Row, reason *string, now time.Time) *VersionRow {
 		PaymentPlan: s.PaymentPlan, CreatedAt: now}
 }
 
-func record(ctx context.Context, tx bun.IDB, w streams.Write, changes []streams.Change) error {
+func record(ctx context.Context, tx bun.IDB, w *streams.Write, changes []streams.Change) error {
 	if _, err := streams.Record(ctx, tx, w, changes...); err != nil {
 		return fmt.Errorf("sales: events: %w", err)
 	}

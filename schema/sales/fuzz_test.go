@@ -7,6 +7,7 @@ import (
 	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/streams"
 )
 
 // FuzzCreateSaleRequest feeds arbitrary bodies through the request decoder
@@ -73,7 +74,7 @@ func dryRun(in *SaleCreate) error {
 		return err
 	}
 	s.PaymentPlan = plan
-	e := Env{}
+	e := Env{Write: &streams.Write{}}
 	s.Installments = newInstallments(s, drafts, e)
 	if err := payUpfront(s, e); err != nil {
 		return err

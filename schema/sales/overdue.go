@@ -29,7 +29,7 @@ func MarkOverdue(ctx context.Context, tx bun.IDB, companyID string, now time.Tim
 	if err := tx.NewRaw("SELECT timezone FROM companies WHERE id = ?", companyID).Scan(ctx, &tz); err != nil {
 		return res, fmt.Errorf("sales: routine company: %w", err)
 	}
-	w := streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}, At: now}
+	w := &streams.Write{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}, At: now}
 	today := NewEnv(w, tz).Today()
 	var saleIDs []string
 	err := tx.NewSelect().Model((*InstallmentRow)(nil)).ColumnExpr("DISTINCT n.sale_id").

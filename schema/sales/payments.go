@@ -44,7 +44,7 @@ func (in *PaymentCreate) validate() error {
 // sale.payment_registered, sale.paid when the balance reaches zero, and the
 // finance transactions it posts. A canceled or contract-generated sale
 // refuses payments (409).
-func Receive(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in PaymentCreate) (*Row, error) {
+func Receive(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in PaymentCreate) (*Row, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ type Cancellation struct {
 // finance transaction is canceled. It records sale.updated and
 // sale.payment_canceled. A payment already reversed or with an active
 // invoice is 409.
-func ReversePayment(ctx context.Context, tx bun.IDB, w streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
+func ReversePayment(ctx context.Context, tx bun.IDB, w *streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
 	if err := f.Err(); err != nil {

@@ -27,7 +27,7 @@ func TestSaleReadIsScopedToItsCompany(t *testing.T) {
 	ctx := context.Background()
 	var want *sales.Row
 	a.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		w := streams.Write{CompanyID: a.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
+		w := &streams.Write{CompanyID: a.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
 		s, err := sales.Create(ctx, tx, w, sales.SaleCreate{
 			Items:       []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("x"), UnitPriceCents: ptr(int64(1000))}},
 			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PaymentPlanInstallmentInput{{AmountCents: ptr(int64(1000)), DueDate: day(9)}}},

@@ -233,7 +233,7 @@ type AllocationRow struct {
 // Env is who writes and where: the write (company, actor, time) and the
 // company's time zone, which decides what "today" and "overdue" mean.
 type Env struct {
-	Write    streams.Write
+	Write    *streams.Write
 	Location *time.Location
 }
 
@@ -249,7 +249,7 @@ func (e Env) Today() apitime.Date {
 
 // NewEnv builds an Env from a write and an IANA zone name (UTC when the
 // name is unknown).
-func NewEnv(w streams.Write, timezone string) Env {
+func NewEnv(w *streams.Write, timezone string) Env {
 	if loc, ok := zones.Load(timezone); ok {
 		return Env{Write: w, Location: loc.(*time.Location)}
 	}

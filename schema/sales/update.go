@@ -24,7 +24,7 @@ type SaleUpdate struct {
 }
 
 // Update applies a SalePatch and records sale.updated when something changed.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, p SaleUpdate) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p SaleUpdate) (*Row, error) {
 	var f apierr.Fields
 	if p.Notes.Set {
 		checkText(&f, "notes", p.Notes.Value, MaxText)
@@ -79,7 +79,7 @@ func (v Sale) sameAs(o Sale) bool {
 // sale.payment_canceled per payment it reversed, sale.canceled, and the
 // finance and stock events. A sale with an active invoice (409) or already
 // canceled (409) is refused. A sale is never deleted.
-func Cancel(ctx context.Context, tx bun.IDB, w streams.Write, saleID string, in Cancellation) (*Row, error) {
+func Cancel(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in Cancellation) (*Row, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
 	if err := f.Err(); err != nil {

@@ -29,7 +29,7 @@ type op struct {
 }
 
 // begin locks and loads the sale for a write.
-func begin(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*op, error) {
+func begin(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*op, error) {
 	s, err := Load(ctx, tx, id, LoadOptions{ForUpdate: true})
 	if err != nil {
 		return nil, err

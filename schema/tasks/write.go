@@ -123,7 +123,7 @@ func (r *Row) setStatus(status string, now time.Time) {
 // Update changes a task as one write of w and records task.updated with the
 // fields that changed; a write that changes nothing records nothing (spec
 // 6.3 rule 3). An assignee or client of another company is 404.
-func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p TaskUpdate) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p TaskUpdate) (*Row, error) {
 	r, err := get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func Update(ctx context.Context, tx bun.IDB, w streams.Write, id string, p TaskU
 
 // Delete removes a task as one write of w and records task.deleted with the
 // task as it was.
-func Delete(ctx context.Context, tx bun.IDB, w streams.Write, id string) (*Row, error) {
+func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
 	r, err := get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

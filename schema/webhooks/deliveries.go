@@ -63,7 +63,7 @@ func ViewDelivery(d *streams.Delivery) WebhookDelivery {
 // Ping records a real ping event delivered to this endpoint only (spec
 // 4.6). It needs access to the subscribed events; a disabled endpoint is
 // 409 conflict.
-func Ping(ctx context.Context, tx bun.IDB, w streams.Write, id string, access Access) (streams.Recorded, error) {
+func Ping(ctx context.Context, tx bun.IDB, w *streams.Write, id string, access Access) (streams.Recorded, error) {
 	e, err := Get(ctx, tx, id)
 	if err != nil {
 		return streams.Recorded{}, err
@@ -79,7 +79,7 @@ func Ping(ctx context.Context, tx bun.IDB, w streams.Write, id string, access Ac
 
 // Resend creates a new delivery of a logged delivery's event (same event
 // id and body) to its endpoint, which must be enabled (else 409).
-func Resend(ctx context.Context, tx bun.IDB, endpointID, deliveryID string) (WebhookDelivery, error) {
+func Resend(ctx context.Context, tx bun.IDB, w *streams.Write, endpointID, deliveryID string) (WebhookDelivery, error) {
 	e, err := Get(ctx, tx, endpointID)
 	if err != nil {
 		return WebhookDelivery{}, err
@@ -95,7 +95,7 @@ func Resend(ctx context.Context, tx bun.IDB, endpointID, deliveryID string) (Web
 	if e.Status != StatusEnabled {
 		return WebhookDelivery{}, apierr.New(apierr.Conflict)
 	}
-	d, err := streams.Resend(ctx, tx, orig)
+	d, err := streams.Resend(ctx, tx, w, orig)
 	if err != nil {
 		return WebhookDelivery{}, err
 	}

@@ -43,9 +43,9 @@ const ReasonEndpointDisabled = "endpoint_disabled"
 // locked with SKIP LOCKED, so workers in several processes share them;
 // the resends, the items they settle and the task's counters commit
 // together, so a crash repeats nothing and loses nothing (the resends are
-// published after commit, or by the relay). Call it in the company's
-// transaction with streams.Collect's context to publish after commit.
-func AdvanceRecovery(ctx context.Context, tx bun.IDB, pace RecoverPace, now time.Time) (int, error) {
+// published after w commits, or by the relay). Call it in the company's
+// write unit; w.At is the time of the round.
+func AdvanceRecovery(ctx context.Context, tx bun.IDB, w *streams.Write, pace RecoverPace) (int, error) {
 	pace = pace.withDefaults()
 	var tasks []RecoverTask
 	if err := tx.NewSelect().Model(&tasks).Where("status = ?", RecoverRunning).Order("id").
@@ -54,7 +54,7 @@ func AdvanceRecovery(ctx context.Context, tx bun.IDB, pace RecoverPace, now time
 	}
 	total := 0
 	for i := range tasks {
-		n, err := advanceTask(ctx, tx, &tasks[i], pace, now)
+		n, err := advanceTask(ctx, tx, w, &tasks[i], pace)
 		if err != nil {
 			return total, fmt.Errorf("webhooks: recover task %s: %w", tasks[i].ID, err)
 		}
@@ -63,7 +63,8 @@ func AdvanceRecovery(ctx context.Context, tx bun.IDB, pace RecoverPace, now time
 	return total, nil
 }
 
-func advanceTask(ctx context.Context, tx bun.IDB, t *RecoverTask, pace RecoverPace, now time.Time) (int, error) {
+func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTask, pace RecoverPace) (int, error) {
+	now := w.At
 	e, err := Get(ctx, tx, t.EndpointID)
 	if err != nil {
 		return 0, err // deleted endpoints take their tasks with them
@@ -97,7 +98,7 @@ func advanceTask(ctx context.Context, tx bun.IDB, t *RecoverTask, pace RecoverPa
 	}
 	sent := 0
 	for i := range origs {
-		resendID, err := resendItem(ctx, tx, t, &origs[i])
+		resendID, err := resendItem(ctx, tx, w, t, &origs[i])
 		if err != nil {
 			return sent, err
 		}
@@ -129,7 +130,7 @@ func advanceTask(ctx context.Context, tx bun.IDB, t *RecoverTask, pace RecoverPa
 // resendItem resends orig's event unless it was delivered, or is on its
 // way, by other means since the task counted it; it returns the new
 // delivery's id, or "" when skipped.
-func resendItem(ctx context.Context, tx bun.IDB, t *RecoverTask, orig *streams.Delivery) (string, error) {
+func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTask, orig *streams.Delivery) (string, error) {
 	settled, err := tx.NewSelect().Model((*streams.Delivery)(nil)).Where("endpoint_id = ?", orig.EndpointID).
 		Where("event_id = ?", orig.EventID).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -139,7 +140,7 @@ func resendItem(ctx context.Context, tx bun.IDB, t *RecoverTask, orig *streams.D
 	if err != nil || settled {
 		return "", err
 	}
-	d, err := streams.Resend(ctx, tx, orig)
+	d, err := streams.Resend(ctx, tx, w, orig)
 	if err != nil {
 		return "", err
 	}

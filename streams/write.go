@@ -1,0 +1,99 @@
+package streams
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"oficina/tenant"
+)
+
+// Write is one write unit: the company transaction it runs in, who makes
+// it, its clocks, and the events it records. Run builds one per write and
+// hands it down to the records' rules; Record, Ping and Resend append to
+// it, and Run publishes what it holds once the transaction has committed.
+// Nothing travels back up through a context.
+type Write struct {
+	// Tx is the company transaction (row-level security scoped to
+	// CompanyID). Set by Run; a test may build a Write around its own.
+	Tx        bun.Tx
+	CompanyID string
+	Actor     Actor
+	// At is the business clock's reading: when the fact happened (the
+	// events' occurred_at, the records' timestamps).
+	At time.Time
+	// Wall reads the wall clock, for bookkeeping rows (outbox created_at);
+	// nil: time.Now.
+	Wall func() time.Time
+
+	events []Recorded
+}
+
+// Events returns what the write recorded so far.
+func (w *Write) Events() []Recorded { return w.events }
+
+// Discard forgets the events recorded so far: the caller rolled back what
+// wrote them (an idempotent request's error answer keeps only its record).
+func (w *Write) Discard() { w.events = nil }
+
+func (w *Write) add(rs ...Recorded) { w.events = append(w.events, rs...) }
+
+func (w *Write) wall() time.Time {
+	if w.Wall != nil {
+		return w.Wall()
+	}
+	return time.Now()
+}
+
+// AfterCommitter publishes the events of a committed write (the
+// Publisher; the relay covers what it does not).
+type AfterCommitter interface {
+	AfterCommit(ctx context.Context, events []Recorded)
+}
+
+// Writer runs write units: transaction, rules, commit, publish. The public
+// API, the admin API, the portal and the workers all write through it.
+type Writer struct {
+	DB *bun.DB
+	// Publisher publishes after commit; nil leaves the events to the relay.
+	Publisher AfterCommitter
+	// Now is the business clock; nil: time.Now.
+	Now func() time.Time
+	// Wall is the wall clock; nil: time.Now.
+	Wall func() time.Time
+}
+
+// Unit describes one write to run.
+type Unit struct {
+	CompanyID string
+	Actor     Actor
+	// First is a complete statement sent with BEGIN (tenant.TxWith): one
+	// that may refuse the whole write, such as an idempotency claim.
+	First string
+}
+
+// Run runs fn as one write unit: in u's company transaction, with a Write
+// that fn's rules record their events on; after commit it publishes those
+// events. fn's error rolls everything back and is Run's error.
+func (wr *Writer) Run(ctx context.Context, u Unit, fn func(ctx context.Context, w *Write) error) error {
+	w := &Write{CompanyID: u.CompanyID, Actor: u.Actor, At: read(wr.Now), Wall: wr.Wall}
+	err := tenant.TxWith(ctx, wr.DB, u.CompanyID, u.First, func(ctx context.Context, tx bun.Tx) error {
+		w.Tx = tx
+		return fn(ctx, w)
+	})
+	if err != nil {
+		return err
+	}
+	if wr.Publisher != nil && len(w.events) > 0 {
+		wr.Publisher.AfterCommit(context.WithoutCancel(ctx), w.events)
+	}
+	return nil
+}
+
+func read(clock func() time.Time) time.Time {
+	if clock != nil {
+		return clock()
+	}
+	return time.Now()
+}
