@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,41 +18,49 @@ import (
 
 // Publish bounds.
 const (
-	// DefaultPublishWait is how long a request waits, after its commit,
-	// for JetStream to acknowledge its messages; past it the request
-	// answers and the acknowledgements (and the mark) are awaited in the
-	// background.
-	DefaultPublishWait = 100 * time.Millisecond
-	// DefaultPublishTimeout bounds one AfterCommit in all (publish and
-	// mark); what is not acknowledged by then is left to the relay.
+	// DefaultPublishTimeout bounds how long the acknowledgements of one
+	// write are awaited in the background; what is not acknowledged by
+	// then is left to the relay.
 	DefaultPublishTimeout = 5 * time.Second
 	// maxOutstanding is how many messages may await their
 	// acknowledgement before further writes leave theirs to the relay at
 	// once: NATS that accepts but does not answer would otherwise fill
 	// memory, and at the client's own cap a publish blocks.
 	maxOutstanding = 2000
+	// markBatch bounds the rows one mark round trip records.
+	markBatch = 1024
 )
 
 // Publisher publishes what a committed write recorded, right after commit:
 // each event on EVENTS and each delivery on DELIVERIES, with Nats-Msg-Id =
-// event id / delivery id, then marks the rows published. A failure only
-// logs: the rows stay unpublished and the Relay sends them later, and a
-// message sent twice is dropped by JetStream's duplicate window.
+// event id / delivery id. A failure only logs: the rows stay unpublished
+// and the Relay sends them later, and a message sent twice is dropped by
+// JetStream's duplicate window.
 //
-// A write never waits on NATS for long: while the connection is down
-// nothing is sent (the relay publishes once it is back), and a publish
-// whose acknowledgement takes longer than DefaultPublishWait is finished
-// in the background.
+// A write does not wait on NATS (docs/decisions/0022): AfterCommit hands
+// the messages to the client and returns; their acknowledgements are
+// awaited in the background, and the rows they cover are marked published
+// by one marker that records, in one round trip, everything acknowledged
+// while its previous round trip was out — so marking costs the request
+// path nothing and batches itself under load. While the connection is down
+// nothing is sent (the relay publishes once it is back).
 type Publisher struct {
 	db      *bun.DB
 	js      jetstream.JetStream
 	log     *slog.Logger
 	now     func() time.Time
-	wait    time.Duration
 	timeout time.Duration
 	// left says writes are leaving their events to the relay (NATS
 	// unreachable), so that is logged once per outage, not per write.
 	left atomic.Bool
+
+	// acked holds what JetStream acknowledged and is not yet marked;
+	// marking says the marker goroutine runs.
+	mu      sync.Mutex
+	acked   []outMsg
+	marking bool
+	// busy counts the background work in progress (Wait).
+	busy sync.WaitGroup
 }
 
 // NewPublisher returns a publisher over db (the app pool) and js.
@@ -59,10 +68,11 @@ func NewPublisher(db *bun.DB, js jetstream.JetStream, log *slog.Logger) *Publish
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Publisher{db: db, js: js, log: log, now: time.Now, wait: DefaultPublishWait, timeout: DefaultPublishTimeout}
+	return &Publisher{db: db, js: js, log: log, now: time.Now, timeout: DefaultPublishTimeout}
 }
 
-// AfterCommit publishes rs; it implements the API's publisher hook.
+// AfterCommit publishes rs without waiting for JetStream; it implements
+// AfterCommitter.
 func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 	if len(rs) == 0 {
 		return
@@ -80,28 +90,28 @@ func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 		p.log.ErrorContext(ctx, "events: publish after commit", "error", err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	b := startPublish(p.js, msgs)
-	wctx, wcancel := context.WithTimeout(ctx, p.wait)
-	settled := b.await(wctx)
-	wcancel()
-	if settled {
-		p.finish(ctx, b)
-		cancel()
-		return
-	}
+	p.busy.Add(1)
 	go func() {
+		defer p.busy.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
 		defer cancel()
 		if !b.await(ctx) {
 			b.errs = append(b.errs, fmt.Errorf("streams: publish: %w", ctx.Err()))
 		}
-		p.finish(ctx, b)
+		p.settle(ctx, b)
 	}()
 }
 
-// finish marks what was acknowledged and logs what was not.
-func (p *Publisher) finish(ctx context.Context, b *inflight) {
-	err := errors.Join(append(b.errs, p.mark(ctx, b.acked))...)
+// Wait returns once every publish handed to AfterCommit so far is settled
+// and marked (or left to the relay): shutdown calls it before closing the
+// pool, and tests before reading the rows.
+func (p *Publisher) Wait() { p.busy.Wait() }
+
+// settle queues what was acknowledged for marking and logs what was not.
+func (p *Publisher) settle(ctx context.Context, b *inflight) {
+	p.queueMark(b.acked)
+	err := errors.Join(b.errs...)
 	switch {
 	case err != nil && len(b.acked) == 0:
 		p.leave(ctx, err)
@@ -109,6 +119,48 @@ func (p *Publisher) finish(ctx context.Context, b *inflight) {
 		p.log.WarnContext(ctx, "events: publish after commit failed in part; the relay will retry", "error", err)
 	case p.left.CompareAndSwap(true, false):
 		p.log.InfoContext(ctx, "events: published after commit again")
+	}
+}
+
+// queueMark adds ms to what the marker records next, starting it when it
+// is idle.
+func (p *Publisher) queueMark(ms []outMsg) {
+	if len(ms) == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.acked = append(p.acked, ms...)
+	start := !p.marking
+	p.marking = true
+	p.mu.Unlock()
+	if start {
+		p.busy.Add(1)
+		go p.markLoop()
+	}
+}
+
+// markLoop marks what is queued, one round trip at a time, until nothing
+// is left: what arrives during a round trip goes in the next one.
+func (p *Publisher) markLoop() {
+	defer p.busy.Done()
+	for {
+		p.mu.Lock()
+		n := min(len(p.acked), markBatch)
+		if n == 0 {
+			p.acked, p.marking = nil, false
+			p.mu.Unlock()
+			return
+		}
+		batch := p.acked[:n:n]
+		p.acked = p.acked[n:]
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+		if err := p.mark(ctx, batch); err != nil {
+			// The rows stay unpublished: the relay sends them again and
+			// JetStream drops the duplicates.
+			p.log.WarnContext(ctx, "events: mark published", "error", err)
+		}
+		cancel()
 	}
 }
 
@@ -144,21 +196,22 @@ func (p *Publisher) Publish(ctx context.Context, rs []Recorded) error {
 	return errors.Join(p.mark(ctx, acked), pubErr)
 }
 
-// mark records acked as published, each company's in its own short
-// transaction sent in one message.
+// mark records acked as published: each company's rows in its own scope,
+// all in one message (one round trip, one implicit transaction).
 func (p *Publisher) mark(ctx context.Context, acked []outMsg) error {
 	byCompany := map[string][]outMsg{}
 	for _, m := range acked {
 		byCompany[m.company] = append(byCompany[m.company], m)
 	}
-	var errs []error
+	entries := make([]tenant.Scoped, 0, len(byCompany))
 	for co, ms := range byCompany {
 		q, args := markStatements(ms, p.now())
-		if err := tenant.Exec(ctx, p.db, co, q, args...); err != nil {
-			errs = append(errs, fmt.Errorf("streams: mark published: %w", err))
-		}
+		entries = append(entries, tenant.Scoped{CompanyID: co, Statements: q, Args: args})
 	}
-	return errors.Join(errs...)
+	if err := tenant.ExecAll(ctx, p.db, entries); err != nil {
+		return fmt.Errorf("streams: mark published: %w", err)
+	}
+	return nil
 }
 
 // inflight is a set of messages published asynchronously, awaited in one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -93,12 +94,38 @@ func set(ctx context.Context, tx bun.Tx, companyID, first string) error {
 // message as one implicit transaction, all or nothing. For short writes
 // that read nothing back.
 func Exec(ctx context.Context, pool *bun.DB, companyID, statements string, args ...any) error {
-	if companyID == "" {
-		return ErrNoCompany
+	return ExecAll(ctx, pool, []Scoped{{CompanyID: companyID, Statements: statements, Args: args}})
+}
+
+// Scoped is statements to run in one company's scope (see ExecAll).
+type Scoped struct {
+	CompanyID  string
+	Statements string
+	Args       []any
+}
+
+// ExecAll runs each entry's statements in its company's scope, all in one
+// message: one round trip and one implicit transaction whatever the number
+// of companies (each entry first sets its company, which holds until the
+// next entry sets another). All or nothing, like Exec.
+func ExecAll(ctx context.Context, pool *bun.DB, entries []Scoped) error {
+	if len(entries) == 0 {
+		return nil
 	}
 	gen := pool.QueryGen()
-	q := gen.FormatQuery(setCompany, companyID) + ";\n" + gen.FormatQuery(statements, args...)
-	if _, err := pool.ExecContext(ctx, q); err != nil {
+	var q strings.Builder
+	for i, e := range entries {
+		if e.CompanyID == "" {
+			return ErrNoCompany
+		}
+		if i > 0 {
+			q.WriteString(";\n")
+		}
+		q.WriteString(gen.FormatQuery(setCompany, e.CompanyID))
+		q.WriteString(";\n")
+		q.WriteString(gen.FormatQuery(e.Statements, e.Args...))
+	}
+	if _, err := pool.ExecContext(ctx, q.String()); err != nil {
 		return fmt.Errorf("tenant: exec: %w", err)
 	}
 	return nil

@@ -26,10 +26,11 @@ import (
 // (relay, recovery of failed deliveries, retention sweep of events and
 // mail, mail sender), which stop with stop().
 type eventParts struct {
-	pub    *streams.Publisher // nil without NATS
-	guard  *destguard.Guard
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	pub         *streams.Publisher // nil without NATS
+	recoveryPub *streams.Publisher // the recovery worker's (the worker pool)
+	guard       *destguard.Guard
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // startEvents creates or updates the JetStream streams (replicas from the
@@ -74,8 +75,9 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 		workers = append(workers, (&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.workers, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run)
 	}
 	if js != nil {
+		e.recoveryPub = streams.NewPublisher(s.workers, js, s.log)
 		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only}).Run,
-			(&recovery.Runner{DB: s.workers, Publisher: streams.NewPublisher(s.workers, js, s.log), Log: s.log, Only: only}).Run)
+			(&recovery.Runner{DB: s.workers, Publisher: e.recoveryPub, Log: s.log, Only: only}).Run)
 	}
 	for _, run := range workers {
 		e.wg.Go(func() { _ = run(wctx) })
@@ -106,6 +108,13 @@ func (e *eventParts) stop() {
 	}
 	e.cancel()
 	e.wg.Wait()
+	// Publishes still awaiting their acknowledgement finish (and mark)
+	// before the pools close under them.
+	for _, p := range []*streams.Publisher{e.pub, e.recoveryPub} {
+		if p != nil {
+			p.Wait()
+		}
+	}
 }
 
 // destinationGuard builds the webhook URL guard; private prefixes are
