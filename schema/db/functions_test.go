@@ -79,7 +79,7 @@ func TestMigrateReplacesAFunctionWhoseSignatureChanged(t *testing.T) {
 		return "\nREVOKE ALL ON FUNCTION " + sig + " FROM PUBLIC;\nGRANT EXECUTE ON FUNCTION " + sig + " TO oficina_worker;"
 	}
 	steps := []struct {
-		name, sql, want string // want: the one oficina_probe left, or the error
+		name, sql, want string // want: the one oficina_probe left and its result type
 		applied         bool
 	}{
 		{"created", probeV1 + grants("oficina_probe(integer)"), "oficina_probe(integer) integer", true},
