@@ -15,6 +15,7 @@ import (
 
 	"oficina/ops/bench"
 	"oficina/ops/config"
+	"oficina/ops/migrate"
 	"oficina/ops/natsconn"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
@@ -49,7 +50,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.Migrate(ctx, dbURL); err != nil {
+	if _, err := migrate.Run(ctx, dbURL); err != nil {
 		return nil, err
 	}
 	recv := bench.NewReceiver()

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 
 	"oficina/ops/config"
+	"oficina/ops/migrate"
 	"oficina/ops/stack"
-	"oficina/schema/db"
 )
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,12 +49,16 @@ func runMigrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	applied, err := db.Migrate(ctx, cfg.DatabaseURL)
+	applied, err := migrate.Run(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d migration(s) applied\n", len(applied))
-	for _, n := range applied {
+	fmt.Fprintf(stdout, "%d migration(s) applied\n", len(applied.Migrations))
+	for _, n := range applied.Migrations {
+		fmt.Fprintln(stdout, " ", n)
+	}
+	fmt.Fprintf(stdout, "%d function(s) applied\n", len(applied.Functions))
+	for _, n := range applied.Functions {
 		fmt.Fprintln(stdout, " ", n)
 	}
 	return nil

@@ -29,6 +29,7 @@ import (
 	"oficina/http/wire"
 	"oficina/ops/config"
 	"oficina/ops/metrics"
+	"oficina/ops/migrate"
 	"oficina/ops/natsauth"
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
@@ -149,12 +150,15 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 		}
 	}
 	if s.opts.Migrate {
-		applied, err := db.Migrate(ctx, cfg.DatabaseURL)
+		applied, err := migrate.Run(ctx, cfg.DatabaseURL)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(applied) > 0 {
-			s.log.Info("migrations applied", "names", applied)
+		if len(applied.Migrations) > 0 {
+			s.log.Info("migrations applied", "names", applied.Migrations)
+		}
+		if len(applied.Functions) > 0 {
+			s.log.Info("functions applied", "names", applied.Functions)
 		}
 	}
 	appURL, err := db.AppURL(cfg.DatabaseURL, cfg.AppDBPassword)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
+	"oficina/ops/migrate"
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
 )
@@ -42,7 +43,7 @@ var shared struct {
 func setup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := db.Migrate(ctx, OwnerURL()); err != nil {
+	if _, err := migrate.Run(ctx, OwnerURL()); err != nil {
 		shared.err = err
 		return
 	}
@@ -114,7 +115,7 @@ func ScratchDB(t testing.TB, suffix string) string {
 	t.Cleanup(func() {
 		_, _ = owner.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	})
-	if _, err := db.Migrate(ctx, scratch); err != nil {
+	if _, err := migrate.Run(ctx, scratch); err != nil {
 		t.Fatalf("testkit: scratch database: %v", err)
 	}
 	return scratch

@@ -1,6 +1,7 @@
 // Package db opens PostgreSQL through bun and pgx, creates the database when
-// it is missing and applies the embedded migrations. Two connection roles are
-// kept apart: the owner URL (migrations) and the app URL, the same server with
+// it is missing and applies the embedded migrations, then the SQL function
+// files of the packages that call them. Two connection roles are kept
+// apart: the owner URL (migrations) and the app URL, the same server with
 // the oficina_app role, under which row-level security applies.
 package db
 
@@ -160,43 +161,58 @@ func Recreate(ctx context.Context, ownerURL, name string) (string, error) {
 // several replicas starting at once).
 const migrateLock = 0x0f1c1a
 
-// Migrate creates the database if needed and applies pending migrations as
-// the owner. It returns the names applied.
-func Migrate(ctx context.Context, ownerURL string) ([]string, error) {
+// Applied is what a Migrate changed.
+type Applied struct {
+	Migrations []string // versioned migrations, by name
+	Functions  []string // functions (re)created from their files
+}
+
+// Migrate creates the database if needed, applies pending migrations as the
+// owner, then the function files of functions whose file changed since the
+// last migrate, all under one lock. The kernel cannot import the packages
+// that own the functions: the caller lists them (ops/migrate).
+func Migrate(ctx context.Context, ownerURL string, functions ...Functions) (Applied, error) {
+	var applied Applied
+	files, err := ReadFunctions(functions...)
+	if err != nil {
+		return applied, err
+	}
 	if err := EnsureDatabase(ctx, ownerURL); err != nil {
-		return nil, err
+		return applied, err
 	}
 	bdb, err := Open(ctx, ownerURL, Options{MaxOpenConns: 2})
 	if err != nil {
-		return nil, err
+		return applied, err
 	}
 	defer bdb.Close()
 	conn, err := bdb.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("db: migrate: %w", err)
+		return applied, fmt.Errorf("db: migrate: %w", err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", migrateLock); err != nil {
-		return nil, fmt.Errorf("db: migrate lock: %w", err)
+		return applied, fmt.Errorf("db: migrate lock: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrateLock) //nolint:errcheck
 	ms, err := migrations.All()
 	if err != nil {
-		return nil, err
+		return applied, err
 	}
 	m := migrate.NewMigrator(bdb, ms, migrate.WithMarkAppliedOnSuccess(true))
 	if err := m.Init(ctx); err != nil {
-		return nil, fmt.Errorf("db: migrate init: %w", err)
+		return applied, fmt.Errorf("db: migrate init: %w", err)
 	}
 	group, err := m.Migrate(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("db: migrate: %w", err)
+		return applied, fmt.Errorf("db: migrate: %w", err)
 	}
-	var names []string
 	for _, mg := range group.Migrations {
-		names = append(names, mg.Name)
+		applied.Migrations = append(applied.Migrations, mg.Name)
 	}
-	return names, nil
+	if applied.Functions, err = applyFunctions(ctx, conn, files); err != nil {
+		return applied, err
+	}
+	return applied, nil
 }
 
 func redact(raw string) string {

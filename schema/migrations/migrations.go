@@ -1,6 +1,9 @@
 // Package migrations holds the embedded SQL migrations of the database. They
 // run as the database owner (oficina migrate, or at start in dev); the
-// service itself connects as the oficina_app role they create.
+// service itself connects as the oficina_app role they create. They change
+// tables, indexes, policies and roles; a function's current body is not
+// here but in sql/<function>.sql of the package that calls it, applied
+// after these (decision 0020), even where an older migration defined it.
 package migrations
 
 import (
