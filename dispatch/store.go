@@ -294,7 +294,9 @@ func (d *Dispatcher) recordFailed(ctx context.Context, tx bun.Tx, q attemptReq, 
 		}
 		return out, err
 	}
-	a := &streams.Attempt{ID: ids.New("wha"), CompanyID: q.dm.CompanyID, DeliveryID: dl.ID, EndpointID: q.dm.EndpointID,
+	// The row's endpoint, not the message's: the attempt's foreign key
+	// is (company, endpoint, delivery) of the delivery it belongs to.
+	a := &streams.Attempt{ID: ids.New("wha"), CompanyID: dl.CompanyID, DeliveryID: dl.ID, EndpointID: dl.EndpointID,
 		StartedAt: q.started, FinishedAt: &now, CreatedAt: now}
 	if q.r.status != 0 {
 		a.ResponseStatusCode = &q.r.status

@@ -90,3 +90,43 @@ func TestForgedFirstHopNeitherEvadesNorMisdirectsTheThrottle(t *testing.T) {
 		t.Errorf("the victim, whose address the attacker forged: %d, want 200", r.Status)
 	}
 }
+
+// Issue 15 item 1: a client that forges another address as the first
+// X-Forwarded-For hop and fails authentication up to the throttle's
+// ceiling cannot lock that address out: the failures count against the
+// address the trusted proxy saw (the attacker's, now refused), and the
+// victim, arriving through the same proxy, still signs in. With the old
+// first-hop rule every failure was charged to the victim.
+func TestForgedFirstHopCannotLockOutAnotherAddress(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, attacker, victim string }{
+		{"IPv4", "203.0.113.9", "198.51.100.7"},
+		{"IPv6 victim", "203.0.113.10", "2001:db8::7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := behindProxy(t)
+			co := testkit.NewCompany(t, tenant.CompanyInput{})
+			e.api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_unlimited": true})
+			key := co.OwnerKey(t, "team:read")
+			do := func(forged, addr, secret string) *testkit.Response {
+				h := via(forged, addr)
+				h["Authorization"] = "Bearer " + secret
+				return e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h})
+			}
+			for i := range ratelimit.DefaultAuthFailures {
+				if r := do(tc.victim, tc.attacker, tenant.NewKeySecret()); r.Status != 401 {
+					t.Fatalf("bad key %d forging the victim: %d %s", i+1, r.Status, r.Raw)
+				}
+				e.clock.Advance(100 * time.Millisecond)
+			}
+			if r := do("", tc.victim, key); r.Status != 200 {
+				t.Errorf("the victim with a valid key after %d failures forged in its name: %d, want 200",
+					ratelimit.DefaultAuthFailures, r.Status)
+			}
+			if r := do("", tc.attacker, key); r.Status != 429 {
+				t.Errorf("the attacker's own address: %d, want 429 (the failures were its own)", r.Status)
+			}
+		})
+	}
+}

@@ -57,8 +57,9 @@ func TestSaleReschedule(t *testing.T) {
 		saleNum(s["version"]) != 1 {
 		t.Fatalf("rescheduled: %v %s", amounts, mustJSON(t, s))
 	}
-	if f := e.events(t); !slices.Contains(soTypes(f), "sale.updated") {
-		t.Errorf("events: %v", soTypes(f))
+	rescheduled := e.events(t)
+	if !slices.Contains(soTypes(rescheduled), "sale.updated") {
+		t.Errorf("events: %v", soTypes(rescheduled))
 	}
 	// Finance follows: open receivables add up to the balance.
 	var open int64
@@ -69,6 +70,26 @@ func TestSaleReschedule(t *testing.T) {
 	}
 	if open != 5000 {
 		t.Errorf("open receivables %d", open)
+	}
+	// March's receivable is canceled with its installment and loses the
+	// link (issue 15 item 3: a same-company key clears it as the
+	// installment goes), in the row as in its event.
+	var unlinked int
+	for _, x := range saleList(s, "finance_transactions") {
+		if x["installment_id"] == inst[2]["id"] {
+			t.Errorf("a receivable still names the removed installment: %v", x)
+		}
+		if x["status"] == "canceled" && x["installment_id"] == nil && x["payment_id"] == nil {
+			unlinked++
+		}
+	}
+	if unlinked != 1 {
+		t.Errorf("%d canceled receivables without an installment, want 1: %s", unlinked, mustJSON(t, saleList(s, "finance_transactions")))
+	}
+	for _, ev := range rescheduled {
+		if o := ev.Data.Object; ev.Type == "financial_transaction.updated" && o["status"] == "canceled" && o["installment_id"] != nil {
+			t.Errorf("the canceled receivable's event still names installment %v", o["installment_id"])
+		}
 	}
 	e.ok(t, "POST", "/sales/"+id+"/payments", map[string]any{"amount_cents": 5000, "paid_at": "2026-06-02"})
 	if r := e.do(t, "PATCH", path, map[string]any{"installments": []map[string]any{{"amount_cents": 1, "due_date": "2099-01-01"}}}); r.Status != 409 {

@@ -36,7 +36,8 @@ type Fault struct {
 	// or error.
 	Refused map[string]int
 	// Duplicates of deliveries first sent from 1 s before At to 2 s
-	// after Up: the sends this fault made repeat.
+	// after Up: the sends this fault made repeat. Only a dispatcher's
+	// kill -9 may have any (Report.Problems).
 	Duplicates int
 }
 

@@ -3,6 +3,7 @@ package chaos
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -88,5 +89,50 @@ func TestReportCountsLostAndDuplicates(t *testing.T) {
 	}
 	if len(rep.Problems()) == 0 {
 		t.Error("a report with a lost delivery has no problems")
+	}
+}
+
+// A delivery that succeeded is never sent again: a duplicate is tolerated
+// (under the ratio bar) only when its first send was around a kill -9 of a
+// dispatcher, which dies between the receiver's answer and the record.
+func TestOnlyADispatcherKillMayRepeatASend(t *testing.T) {
+	t.Parallel()
+	faults := func() []Fault {
+		return []Fault{{Kind: FaultDispatcher, Target: "dispatch-1", At: 2 * time.Second, Up: 5 * time.Second},
+			{Kind: FaultNATS, Target: "embedded JetStream", At: 10 * time.Second, Up: 11 * time.Second}}
+	}
+	for _, tc := range []struct {
+		name  string
+		first float64 // seconds into the load of the duplicated delivery's first send
+		fails bool
+	}{
+		{"around the dispatcher's kill", 1.8, false},
+		{"around a NATS restart", 10.5, true},
+		{"outside every fault", 20, true},
+		{"before the first fault", 0.5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			t0 := time.Now()
+			at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+			recv := &receiver{got: map[string]*arrival{}}
+			var rows []deliveryRow
+			for i := range 2000 { // one duplicate in 2,000: under the 0.1 % bar
+				ev := "evt_" + strconv.Itoa(i)
+				recv.got["co/"+ev] = &arrival{first: at(tc.first), last: at(tc.first), n: 1}
+				rows = append(rows, deliveryRow{id: "dlv_" + strconv.Itoa(i), company: "co", event: ev, status: "succeeded",
+					created: at(tc.first - 0.1)})
+			}
+			recv.got["co/evt_0"].n, recv.got["co/evt_0"].last = 2, at(40)
+			rep := &Report{MaxDuplicateRatio: 0.001, Recovered: true, Faults: faults(),
+				Limits: LimitFigures{Ceiling: 30, Sent: 40, Allowed: 30, Refused: 10}} // a limit that held
+			rep.tally(rows, recv, t0)
+			if rep.Duplicates != 1 {
+				t.Fatalf("%d duplicates, want 1", rep.Duplicates)
+			}
+			if p := rep.Problems(); (len(p) > 0) != tc.fails {
+				t.Errorf("problems %q, want some: %v", p, tc.fails)
+			}
+		})
 	}
 }

@@ -219,6 +219,21 @@ func (r *Report) Problems() []string {
 	if r.NotSucceeded > 0 {
 		p = append(p, fmt.Sprintf("%d recorded deliveries are not succeeded", r.NotSucceeded))
 	}
+	// A delivery that succeeded is never sent again. The one repeat by
+	// construction is a kill -9 of a dispatcher between the receiver's 2xx
+	// and the record (the record dies with the process): duplicates first
+	// sent around any other fault, or outside every fault, are broken
+	// promises, whatever their number.
+	if r.DuplicatesOutsideFaults > 0 {
+		p = append(p, fmt.Sprintf("%d duplicates first sent outside every fault (a delivery that succeeded was sent again): %s",
+			r.DuplicatesOutsideFaults, strings.Join(r.DuplicateIDs, "; ")))
+	}
+	for _, f := range r.Faults {
+		if f.Duplicates > 0 && f.Kind != FaultDispatcher {
+			p = append(p, fmt.Sprintf("%d duplicates first sent around %s (%s) at %v: only a killed dispatcher may repeat a send",
+				f.Duplicates, f.Kind, f.Target, f.At.Round(100*time.Millisecond)))
+		}
+	}
 	if r.DuplicateRatio() >= r.MaxDuplicateRatio {
 		p = append(p, fmt.Sprintf("duplicates %d of %d = %.3f %%, the bar is below %.3f %%", r.Duplicates, r.Recorded,
 			100*r.DuplicateRatio(), 100*r.MaxDuplicateRatio))

@@ -34,7 +34,8 @@ type Config struct {
 	// recorded delivery to arrive and succeed. Default 2 min (the
 	// consumers' AckWait is 1 min).
 	RecoveryTimeout time.Duration
-	// MaxDuplicateRatio is the bar for duplicates (default 0.001).
+	// MaxDuplicateRatio is the bar for duplicates (default 0.001), which
+	// may only come from a dispatcher's kill -9 (Report.Problems).
 	MaxDuplicateRatio float64
 	// MaxNATSLatencyRatio, when set, is the bar for write p99 while NATS
 	// restarts over steady p99 (the 3); 0 reports it only.

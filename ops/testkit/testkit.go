@@ -100,6 +100,19 @@ func OwnerDB(t testing.TB) *bun.DB {
 // would hold every other test's rows. suffix must be unique per test.
 func ScratchDB(t testing.TB, suffix string) string {
 	t.Helper()
+	scratch := EmptyScratchDB(t, suffix)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := migrate.Run(ctx, scratch); err != nil {
+		t.Fatalf("testkit: scratch database: %v", err)
+	}
+	return scratch
+}
+
+// EmptyScratchDB is ScratchDB without the migrations: for tests that
+// migrate in steps, such as upgrading a database that holds rows.
+func EmptyScratchDB(t testing.TB, suffix string) string {
+	t.Helper()
 	owner := OwnerDB(t)
 	u, err := url.Parse(OwnerURL())
 	if err != nil {
@@ -115,9 +128,6 @@ func ScratchDB(t testing.TB, suffix string) string {
 	t.Cleanup(func() {
 		_, _ = owner.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	})
-	if _, err := migrate.Run(ctx, scratch); err != nil {
-		t.Fatalf("testkit: scratch database: %v", err)
-	}
 	return scratch
 }
 

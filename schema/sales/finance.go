@@ -58,11 +58,19 @@ func syncFinance(ctx context.Context, tx bun.IDB, s *Row, known bool, now time.T
 		want = append(want, receivable(s, n, byInst[n.ID]))
 	}
 	for id, t := range byInst {
-		if !live[id] && t.Status != finance.StatusCanceled {
-			c := *t
-			c.Status = finance.StatusCanceled
-			want = append(want, c)
+		if live[id] {
+			continue
 		}
+		// The installment is removed by this write: its receivable is
+		// canceled and loses the link, as the same-company foreign key
+		// does to the row when the installment goes.
+		if t.Status == finance.StatusCanceled {
+			t.InstallmentID = nil
+			continue
+		}
+		c := *t
+		c.Status, c.InstallmentID = finance.StatusCanceled, nil
+		want = append(want, c)
 	}
 	for i := range s.Payments {
 		want = append(want, received(s, &s.Payments[i], byPay[s.Payments[i].ID]))
@@ -135,7 +143,7 @@ func writeTransactions(tx bun.IDB, s *Row, want []finance.TransactionRow, now ti
 		}
 		t.UpdatedAt = now
 		if err := b.add(tx.NewUpdate().Model(&t).Column("account_id", "status", "amount_cents", "original_amount_cents",
-			"due_date", "payment_date", "updated_at").WherePK()); err != nil {
+			"due_date", "payment_date", "installment_id", "updated_at").WherePK()); err != nil {
 			return nil, err
 		}
 		changes = append(changes, streams.Change{Type: finance.EventTransactionUpdated, Object: t.View(), Before: o.View()})
@@ -154,7 +162,7 @@ func writeTransactions(tx bun.IDB, s *Row, want []finance.TransactionRow, now ti
 }
 
 func sameTransaction(a, b *finance.TransactionRow) bool {
-	return eqPtr(a.AccountID, b.AccountID) && a.Status == b.Status && a.AmountCents == b.AmountCents &&
+	return eqPtr(a.AccountID, b.AccountID) && eqPtr(a.InstallmentID, b.InstallmentID) && a.Status == b.Status && a.AmountCents == b.AmountCents &&
 		eqPtr(a.OriginalAmountCents, b.OriginalAmountCents) && sameDate(a.DueDate, b.DueDate) &&
 		sameDate(a.PaymentDate, b.PaymentDate)
 }
