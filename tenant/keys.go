@@ -128,15 +128,6 @@ func CountActiveKeys(ctx context.Context, tx bun.IDB, now time.Time) (int, error
 	return int(n), nil
 }
 
-// GetKey reads a key.
-func GetKey(ctx context.Context, tx bun.IDB, id string) (*APIKey, error) {
-	k := new(APIKey)
-	if err := tx.NewSelect().Model(k).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return k, nil
-}
-
 // ListKeys lists the company's keys, newest first.
 func ListKeys(ctx context.Context, tx bun.IDB) ([]APIKey, error) {
 	var ks []APIKey

@@ -87,16 +87,6 @@ func set(ctx context.Context, tx bun.Tx, companyID, first string) error {
 	return nil
 }
 
-// Exec runs statements — one, or several separated by semicolons, with
-// bun's ? placeholders for args — as one transaction scoped to companyID,
-// sent with the company setting in a single message: one round trip and no
-// BEGIN or COMMIT of its own, since PostgreSQL runs a multi-statement
-// message as one implicit transaction, all or nothing. For short writes
-// that read nothing back.
-func Exec(ctx context.Context, pool *bun.DB, companyID, statements string, args ...any) error {
-	return ExecAll(ctx, pool, []Scoped{{CompanyID: companyID, Statements: statements, Args: args}})
-}
-
 // Scoped is statements to run in one company's scope (see ExecAll).
 type Scoped struct {
 	CompanyID  string
@@ -107,7 +97,9 @@ type Scoped struct {
 // ExecAll runs each entry's statements in its company's scope, all in one
 // message: one round trip and one implicit transaction whatever the number
 // of companies (each entry first sets its company, which holds until the
-// next entry sets another). All or nothing, like Exec.
+// next entry sets another). PostgreSQL runs a multi-statement message as
+// one implicit transaction: all or nothing, with no BEGIN or COMMIT of its
+// own. For short writes that read nothing back.
 func ExecAll(ctx context.Context, pool *bun.DB, entries []Scoped) error {
 	if len(entries) == 0 {
 		return nil

@@ -26,13 +26,6 @@ const (
 	Request
 )
 
-func (d Direction) String() string {
-	if d == Request {
-		return "request"
-	}
-	return "response"
-}
-
 // Enum is implemented by the named string types of closed sets (statuses,
 // payment methods, ...): their values become the schema's enum.
 type Enum interface{ Values() []string }

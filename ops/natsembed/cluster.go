@@ -131,9 +131,6 @@ func (c *Cluster) waitJetStream(ctx context.Context) error {
 	return nil
 }
 
-// Size is the number of nodes, running or stopped.
-func (c *Cluster) Size() int { return len(c.nodes) }
-
 // ClientURLs lists the client URLs of all nodes, stopped ones included, so
 // a client given them fails over as nodes stop and come back.
 func (c *Cluster) ClientURLs() []string {

@@ -14,9 +14,6 @@ type Opt[T any] struct {
 	Value T
 }
 
-// Of returns a set, non-null Opt.
-func Of[T any](v T) Opt[T] { return Opt[T]{Set: true, Value: v} }
-
 // UnmarshalJSON records presence; encoding/json calls it only for present keys.
 func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 	o.Set = true

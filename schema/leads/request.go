@@ -49,10 +49,6 @@ type TaskField struct {
 	value     LeadTask
 }
 
-// TaskOmitted, TaskNull and TaskOf build the three forms (tests, benchmarks).
-func TaskOmitted() TaskField                 { return TaskField{} }
-func TaskNull() TaskField                    { return TaskField{set: true, null: true} }
-func TaskOf(t LeadTask) TaskField            { return TaskField{set: true, value: t} }
 func (t TaskField) Null() bool               { return t.set && t.null }
 func (t TaskField) Object() (LeadTask, bool) { return t.value, t.set && !t.null }
 

@@ -81,25 +81,3 @@ func ForSubject(ctx context.Context, tx bun.IDB, subjectID string) ([]Notificati
 	}
 	return rows, nil
 }
-
-// Pending returns up to limit pending notifications of the transaction's
-// company, oldest first, locked so concurrent senders skip each other.
-func Pending(ctx context.Context, tx bun.IDB, limit int) ([]Notification, error) {
-	rows := []Notification{}
-	err := tx.NewSelect().Model(&rows).Where("status = ?", StatusPending).Order("created_at", "id").
-		Limit(int64(limit)).For("UPDATE SKIP LOCKED").Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("notify: pending: %w", err)
-	}
-	return rows, nil
-}
-
-// MarkSent records that the sender delivered a notification.
-func MarkSent(ctx context.Context, tx bun.IDB, id string, now time.Time) error {
-	_, err := tx.NewUpdate().Model((*Notification)(nil)).Set("status = ?", StatusSent).Set("sent_at = ?", now).
-		Where("id = ?", id).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("notify: mark sent: %w", err)
-	}
-	return nil
-}

@@ -197,22 +197,6 @@ func CheckAssignee(ctx context.Context, tx bun.IDB, id, typ *string) error {
 	return nil
 }
 
-// Create opens a task in w's company and records task.created. The caller
-// has checked permissions; Create validates the input and the assignee.
-func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in Input) (*Row, error) {
-	if err := CheckAssignee(ctx, tx, in.AssigneeID, in.AssigneeType); err != nil {
-		return nil, err
-	}
-	r, change, err := Open(ctx, tx, w, in)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := streams.Record(ctx, tx, w, change); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // Open is Create leaving the task.created change to the caller, who records
 // it together with the other events of its write (one outbox statement).
 // The assignee must have been checked with CheckAssignee.
@@ -257,13 +241,4 @@ func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, erro
 		return nil, apierr.NoRows(err)
 	}
 	return r, nil
-}
-
-// ListByClient returns the tasks linked to a client, oldest first.
-func ListByClient(ctx context.Context, tx bun.IDB, clientID string) ([]Row, error) {
-	var rs []Row
-	if err := tx.NewSelect().Model(&rs).Where("client_id = ?", clientID).Order("id").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("tasks: list by client: %w", err)
-	}
-	return rs, nil
 }
