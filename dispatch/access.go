@@ -6,7 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/dispatch/signing"
+	"oficina/schema/signing"
 	"oficina/schema/events"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"

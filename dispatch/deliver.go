@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
-	"oficina/dispatch/signing"
+	"oficina/schema/signing"
 	"oficina/ops/mail"
 	"oficina/streams"
 )

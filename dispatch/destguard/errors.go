@@ -59,6 +59,10 @@ func (e *RefusedError) Error() string {
 // Unwrap returns the underlying cause.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
+// RefusalReason returns Reason: schema/webhooks.Refusal, by which the
+// records recognise a refused URL without importing the guard.
+func (e *RefusedError) RefusalReason() string { return e.Reason }
+
 // Is reports whether target is [ErrRefused].
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 

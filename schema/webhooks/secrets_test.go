@@ -13,7 +13,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/dispatch/signing"
+	"oficina/schema/signing"
 	"oficina/ops/testkit"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"

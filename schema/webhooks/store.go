@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/dispatch/signing"
+	"oficina/schema/signing"
 	"oficina/schema/apierr"
 	"oficina/schema/field"
 	"oficina/schema/ids"

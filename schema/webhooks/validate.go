@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"oficina/dispatch/destguard"
 	"oficina/schema/apierr"
 	"oficina/schema/events"
 	"oficina/streams"
@@ -20,9 +19,20 @@ const (
 )
 
 // URLChecker applies the destination rules of spec 6.5 to a URL;
-// *destguard.Guard is the production one.
+// dispatch/destguard's Guard is the production one. A URL it refuses comes
+// back as an error that is (or wraps) a Refusal.
 type URLChecker interface {
 	CheckURL(ctx context.Context, raw string) error
+}
+
+// Refusal is how a URLChecker says it refused a destination, as opposed to
+// failing to check it: RefusalReason names the rule in the checker's words
+// (not_https, userinfo, private_address, forbidden_hostname, unresolvable,
+// invalid_url, …). The records know refusals by this behaviour, not by
+// importing the guard that lives with the dispatcher.
+type Refusal interface {
+	error
+	RefusalReason() string
 }
 
 // EventName is an entry of an endpoint's events: "*", a family wildcard
@@ -90,7 +100,7 @@ func checkURL(ctx context.Context, guard URLChecker, raw string) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, destguard.ErrRefused) {
+	if _, ok := errors.AsType[Refusal](err); ok {
 		return &apierr.Error{Code: apierr.ValidationFailed, Fields: []apierr.FieldError{{Param: "url", Code: URLRefusalCode(err)}}, Cause: err}
 	}
 	return err
@@ -102,18 +112,18 @@ func checkURL(ctx context.Context, guard URLChecker, raw string) error {
 // no host, bad port, a host name that is not one, an IPv4 address spelled
 // other than as a dotted quad — is invalid_url.
 var urlCodes = map[string]string{
-	destguard.ReasonNotHTTPS:          "not_https",
-	destguard.ReasonUserinfo:          "userinfo",
-	destguard.ReasonPrivateAddress:    "not_public", // private, loopback, reserved, metadata addresses
-	destguard.ReasonForbiddenHostname: "not_public", // localhost, names without a dot, .local, .internal, …
-	destguard.ReasonUnresolvable:      "unresolvable",
+	"not_https":          "not_https",
+	"userinfo":           "userinfo",
+	"private_address":    "not_public", // private, loopback, reserved, metadata addresses
+	"forbidden_hostname": "not_public", // localhost, names without a dot, .local, .internal, …
+	"unresolvable":       "unresolvable",
 }
 
 // URLRefusalCode is the errors[].code of a URL the destination guard
 // refused: not_https, userinfo, not_public, unresolvable or invalid_url.
 func URLRefusalCode(err error) string {
-	if re, ok := errors.AsType[*destguard.RefusedError](err); ok {
-		if c, ok := urlCodes[re.Reason]; ok {
+	if re, ok := errors.AsType[Refusal](err); ok {
+		if c, ok := urlCodes[re.RefusalReason()]; ok {
 			return c
 		}
 	}
