@@ -52,7 +52,19 @@ type Publisher struct {
 	// left says writes are leaving their events to the relay (NATS
 	// unreachable), so that is logged once per outage, not per write.
 	left atomic.Bool
+
+	// Failed, when set, is told each AfterCommit that left some of its
+	// messages to the relay, and why (one of the Publish* reasons); set it
+	// before the publisher is used.
+	Failed func(reason string)
 }
+
+// Why an AfterCommit left messages to the relay (Publisher.Failed).
+const (
+	PublishDisconnected = "disconnected" // NATS out of reach: nothing was sent
+	PublishBackpressure = "backpressure" // too many acknowledgements outstanding
+	PublishError        = "error"        // a publish or the mark failed
+)
 
 // NewPublisher returns a publisher over db (the app pool) and js.
 func NewPublisher(db *bun.DB, js jetstream.JetStream, log *slog.Logger) *Publisher {
@@ -68,15 +80,18 @@ func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 		return
 	}
 	if p.disconnected() {
+		p.failed(PublishDisconnected)
 		p.leave(ctx, ErrDisconnected)
 		return
 	}
 	if p.js.PublishAsyncPending() >= maxOutstanding {
+		p.failed(PublishBackpressure)
 		p.leave(ctx, errTooManyOutstanding)
 		return
 	}
 	msgs, err := messages(rs)
 	if err != nil {
+		p.failed(PublishError)
 		p.log.ErrorContext(ctx, "events: publish after commit", "error", err)
 		return
 	}
@@ -102,6 +117,9 @@ func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 // finish marks what was acknowledged and logs what was not.
 func (p *Publisher) finish(ctx context.Context, b *inflight) {
 	err := errors.Join(append(b.errs, p.mark(ctx, b.acked))...)
+	if err != nil {
+		p.failed(PublishError)
+	}
 	switch {
 	case err != nil && len(b.acked) == 0:
 		p.leave(ctx, err)
@@ -117,6 +135,12 @@ func (p *Publisher) finish(ctx context.Context, b *inflight) {
 func (p *Publisher) leave(ctx context.Context, err error) {
 	if !p.left.Swap(true) {
 		p.log.WarnContext(ctx, "events: not published after commit; the relay publishes them once NATS answers", "error", err)
+	}
+}
+
+func (p *Publisher) failed(reason string) {
+	if p.Failed != nil {
+		p.Failed(reason)
 	}
 }
 

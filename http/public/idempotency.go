@@ -146,11 +146,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, p *tenant.Pr
 	})
 	switch {
 	case idempotency.InProgress(err):
+		s.observeIdempotency(idempotency.KeyInProgress)
 		return apierr.New(apierr.IdempotencyInProgress)
 	case errors.Is(err, errEarlier) && earlier != nil:
 		if !earlier.Matches(fp) {
+			s.observeIdempotency(idempotency.KeyReused)
 			return apierr.New(apierr.IdempotencyKeyReused)
 		}
+		s.observeIdempotency(idempotency.Replayed)
 		replayTo(w, r, earlier)
 		return nil
 	case errors.Is(err, errNotStored):
@@ -164,6 +167,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, p *tenant.Pr
 		s.deps.Publisher.AfterCommit(context.WithoutCancel(r.Context()), call.events)
 	}
 	return nil
+}
+
+func (s *Server) observeIdempotency(result string) {
+	if s.deps.Idempotency != nil {
+		s.deps.Idempotency(result)
+	}
 }
 
 // readBody reads the whole body (at most 1 MB, else 413).
