@@ -174,8 +174,10 @@ func TestAFigureThatCannotBeReadIsMissingAndCounted(t *testing.T) {
 		}
 	}
 	s := scrape(t, m)
-	if n, _ := s.Value("oficina_metrics_read_errors_total", "source", "partitions"); n != 3 {
-		t.Errorf("read errors of partitions: %v, want 3 (one per scrape)", n)
+	// One per scrape; this scrape's own may be counted after the counter
+	// was read.
+	if n, _ := s.Value("oficina_metrics_read_errors_total", "source", "partitions"); n < 2 || n > 3 {
+		t.Errorf("read errors of partitions: %v, want one per scrape", n)
 	}
 	if n, ok := s.Value("oficina_metrics_read_errors_total", "source", "outbox"); ok && n != 0 {
 		t.Errorf("read errors of the outbox: %v", n)
