@@ -52,6 +52,9 @@ type Config struct {
 	// (OFICINA_SECRET_KEYS).
 	Secrets *secretbox.Keyring
 	Log     *slog.Logger
+	// Observer is told each attempt, closure, give-up, disable and park
+	// (metrics); nil: nobody.
+	Observer Observer
 	// ID names this process in the lease bucket (random when empty).
 	ID string
 	// Partitions of DELIVERIES (jsconfig's default when 0).
@@ -106,6 +109,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	if c.Partitions == 0 {
 		c.Partitions = 16

@@ -29,6 +29,9 @@ type outcome struct {
 	ok      bool      // the attempt succeeded (2xx)
 	failing bool      // the endpoint is failing after this message
 	retryAt time.Time // wall-clock time of the next attempt; zero = none
+	// gaveUp: the delivery failed for good; disabled: so did its
+	// endpoint (told to the Observer once committed).
+	gaveUp, disabled bool
 }
 
 // plan is what prepare found: what to send, or nothing. keys are the
@@ -39,6 +42,7 @@ type plan struct {
 	url     string
 	keys    [][]byte
 	failing bool
+	closed  string // why the delivery was closed without an attempt, if it was
 }
 
 // closeDelivery fails a pending delivery without an attempt.
@@ -156,6 +160,7 @@ func (d *Dispatcher) failed(ctx context.Context, tx bun.Tx, dl *streams.Delivery
 		if err := d.disable(ctx, tx, e, now); err != nil {
 			return err
 		}
+		out.disabled = true
 	}
 	delay, more := d.cfg.retryDelay(dl.AttemptCount, r.retryAfter)
 	if dl.Status == streams.StatusPending {
@@ -165,6 +170,7 @@ func (d *Dispatcher) failed(ctx context.Context, tx bun.Tx, dl *streams.Delivery
 			out.retryAt = time.Now().Add(delay) // the server fires on its wall clock
 		} else {
 			dl.Status, dl.CompletedAt, dl.NextAttemptAt = streams.StatusFailed, &now, nil
+			out.gaveUp = true
 		}
 	}
 	return saveDelivery(ctx, tx, dl)

@@ -77,14 +77,19 @@ func (d *Dispatcher) Owned() []int {
 func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool)) (outcome, error) {
 	pl, err := d.prepares.do(ctx, dm)
 	if err != nil || !pl.send {
+		if err == nil && pl.closed != "" {
+			d.cfg.Observer.Closed(pl.closed)
+		}
 		return outcome{}, err
 	}
 	health(pl.failing)
-	started := d.cfg.Now()
+	started, clock := d.cfg.Now(), time.Now()
 	r := d.send(ctx, dm, pl, started)
 	if ctx.Err() != nil {
 		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
 	}
+	done := time.Now()
+	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
 	// The send is done: a record that fails (the database restarting) is
 	// retried while the message is still ours, since giving up would park
 	// the message and send the delivery again (found by ops/chaos).
@@ -94,6 +99,14 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 		d.cfg.Log.Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)
 		sleepCtx(ctx, wait)
 		out, err = d.records.do(ctx, req)
+	}
+	if err == nil {
+		if out.gaveUp {
+			d.cfg.Observer.GaveUp()
+		}
+		if out.disabled {
+			d.cfg.Observer.EndpointDisabled()
+		}
 	}
 	return out, err
 }

@@ -257,6 +257,7 @@ func (w *partition) park(j job, delay time.Duration) {
 				select {
 				case <-f.Ok():
 					_ = j.msg.Ack()
+					w.d.cfg.Observer.Parked()
 				case err := <-f.Err():
 					w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
 				case <-w.hard.Done():

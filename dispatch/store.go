@@ -156,11 +156,13 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			if err := errors.Join(scope(), closeDelivery(ctx, tx, dm.DeliveryID, ErrEndpointDisabled, now)); err != nil {
 				return err
 			}
+			out[i].res.closed = OutcomeEndpointDisabled
 			continue
 		case !planOK:
 			if err := errors.Join(scope(), closeDelivery(ctx, tx, dm.DeliveryID, ErrPlanWithoutAPI, now)); err != nil {
 				return err
 			}
+			out[i].res.closed = OutcomePlanWithoutAPI
 			continue
 		}
 		var k *tenant.APIKey
@@ -177,6 +179,7 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			if err := d.accessLost(ctx, tx, e, dm, now); err != nil {
 				return err
 			}
+			out[i].res.closed = OutcomeSubscriberAccessLost
 			continue
 		}
 		keys, err := e.signingKeys(d.cfg.Secrets, now)

@@ -63,7 +63,8 @@ func TestAfterCommitDoesNotWaitForAnAcknowledgement(t *testing.T) {
 
 // Issue 15 item 6: while NATS is down a write sends nothing (not even into
 // the client's reconnect buffer) and answers at once; its rows stay
-// unpublished, and the relay publishes them once NATS is back.
+// unpublished, and the relay publishes them once NATS is back. The
+// publisher's and the relay's hooks (metrics) are told so.
 func TestAfterCommitWhileNATSIsDownLeavesTheRowsToTheRelay(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
@@ -73,20 +74,43 @@ func TestAfterCommitWhileNATSIsDownLeavesTheRowsToTheRelay(t *testing.T) {
 	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_down"}})
 	ns.Stop()
 	testkit.Eventually(t, "the client to see NATS gone", func() bool { return !nc.IsConnected() })
-	streams.NewPublisher(co.DB, js, nil).AfterCommit(context.Background(), rs)
+	pub := streams.NewPublisher(co.DB, js, nil)
+	var failed []string
+	pub.Failed = func(reason string) { failed = append(failed, reason) }
+	pub.AfterCommit(context.Background(), rs)
 	if n := js.PublishAsyncPending(); n != 0 {
 		t.Fatalf("%d publishes attempted while NATS was down, want none", n)
+	}
+	if len(failed) != 1 || failed[0] != streams.PublishDisconnected {
+		t.Fatalf("publisher's hook told %v, want one %s", failed, streams.PublishDisconnected)
 	}
 	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt != nil {
 		t.Fatalf("outbox %+v", ev)
 	}
 	ns.Start(t)
 	testkit.Eventually(t, "the client to reconnect", nc.IsConnected)
-	relay := &streams.Relay{DB: co.DB, JS: js, MinAge: -1, Only: []string{co.Company.ID}}
-	testkit.Eventually(t, "the relay to publish the rows", func() bool {
-		n, err := relay.RunOnce(context.Background())
-		return err == nil && n == 2
+	published := make(chan int, 100)
+	relay := &streams.Relay{DB: co.DB, JS: js, MinAge: -1, Interval: 20 * time.Millisecond, Only: []string{co.Company.ID},
+		Ran: func(n int, err error) {
+			if err == nil {
+				published <- n
+			}
+		}}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+	testkit.Eventually(t, "the relay to tell it published the rows", func() bool {
+		select {
+		case n := <-published:
+			return n == 2
+		case <-time.After(time.Second):
+			return false
+		}
 	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 	if n := stored(t, js, "DELIVERIES", "oficina.dlv.*."+co.Company.ID+".>"); n[deliverySubject(co.Company.ID, ep.ID)] != 1 {
 		t.Fatalf("DELIVERIES %v", n)
 	}

@@ -54,6 +54,11 @@ type Publisher struct {
 	// unreachable), so that is logged once per outage, not per write.
 	left atomic.Bool
 
+	// Failed, when set, is told each AfterCommit that left some of its
+	// messages to the relay, and why (one of the Publish* reasons); set it
+	// before the publisher is used.
+	Failed func(reason string)
+
 	// acked holds what JetStream acknowledged and is not yet marked;
 	// marking says the marker goroutine runs.
 	mu      sync.Mutex
@@ -62,6 +67,13 @@ type Publisher struct {
 	// busy counts the background work in progress (Wait).
 	busy sync.WaitGroup
 }
+
+// Why an AfterCommit left messages to the relay (Publisher.Failed).
+const (
+	PublishDisconnected = "disconnected" // NATS out of reach: nothing was sent
+	PublishBackpressure = "backpressure" // too many acknowledgements outstanding
+	PublishError        = "error"        // a publish or the mark failed
+)
 
 // NewPublisher returns a publisher over db (the app pool) and js.
 func NewPublisher(db *bun.DB, js jetstream.JetStream, log *slog.Logger) *Publisher {
@@ -78,15 +90,18 @@ func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 		return
 	}
 	if p.disconnected() {
+		p.failed(PublishDisconnected)
 		p.leave(ctx, ErrDisconnected)
 		return
 	}
 	if p.js.PublishAsyncPending() >= maxOutstanding {
+		p.failed(PublishBackpressure)
 		p.leave(ctx, errTooManyOutstanding)
 		return
 	}
 	msgs, err := messages(rs)
 	if err != nil {
+		p.failed(PublishError)
 		p.log.ErrorContext(ctx, "events: publish after commit", "error", err)
 		return
 	}
@@ -112,6 +127,9 @@ func (p *Publisher) Wait() { p.busy.Wait() }
 func (p *Publisher) settle(ctx context.Context, b *inflight) {
 	p.queueMark(b.acked)
 	err := errors.Join(b.errs...)
+	if err != nil {
+		p.failed(PublishError)
+	}
 	switch {
 	case err != nil && len(b.acked) == 0:
 		p.leave(ctx, err)
@@ -158,6 +176,7 @@ func (p *Publisher) markLoop() {
 		if err := p.mark(ctx, batch); err != nil {
 			// The rows stay unpublished: the relay sends them again and
 			// JetStream drops the duplicates.
+			p.failed(PublishError)
 			p.log.WarnContext(ctx, "events: mark published", "error", err)
 		}
 		cancel()
@@ -169,6 +188,12 @@ func (p *Publisher) markLoop() {
 func (p *Publisher) leave(ctx context.Context, err error) {
 	if !p.left.Swap(true) {
 		p.log.WarnContext(ctx, "events: not published after commit; the relay publishes them once NATS answers", "error", err)
+	}
+}
+
+func (p *Publisher) failed(reason string) {
+	if p.Failed != nil {
+		p.Failed(reason)
 	}
 }
 

@@ -39,6 +39,9 @@ type Relay struct {
 	// Only, when set, is the list of companies to relay instead of asking
 	// the database (a relay per group of tenants; tests sharing a database).
 	Only []string
+	// Ran, when set, is told the outcome of each round of Run: the
+	// messages it published and its error (metrics).
+	Ran func(published int, err error)
 }
 
 func (r *Relay) now() time.Time {
@@ -65,10 +68,14 @@ func (r *Relay) Run(ctx context.Context) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if n, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		n, err := r.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "events relay", "error", err)
 		} else if n > 0 {
 			log.InfoContext(ctx, "events relay republished", "messages", n)
+		}
+		if r.Ran != nil && ctx.Err() == nil {
+			r.Ran(n, err)
 		}
 		select {
 		case <-ctx.Done():

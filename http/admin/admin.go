@@ -67,10 +67,29 @@ type Deps struct {
 
 // Server is the admin API handler.
 type Server struct {
-	deps     Deps
-	writer   *streams.Writer
-	mux      *http.ServeMux
+	deps   Deps
+	writer *streams.Writer
+	mux    *http.ServeMux
+	gate   *Gate
+}
+
+// Gate checks the operator token, throttling failures per client address
+// like the public API does: the admin API's check, and that of a
+// /metrics put behind the token on a listener of its own.
+type Gate struct {
+	token    string
+	trusted  []netip.Prefix
 	throttle *ratelimit.Throttle
+}
+
+// NewGate returns the check of token; a token shorter than MinTokenLen
+// refuses every request. failuresPerMinute <= 0 means
+// ratelimit.DefaultAuthFailures; now nil means time.Now.
+func NewGate(token string, trusted []netip.Prefix, failuresPerMinute int, now func() time.Time) *Gate {
+	if failuresPerMinute <= 0 {
+		failuresPerMinute = ratelimit.DefaultAuthFailures
+	}
+	return &Gate{token: token, trusted: trusted, throttle: ratelimit.NewThrottle(failuresPerMinute, time.Minute, now)}
 }
 
 // New builds the admin API.
@@ -84,12 +103,8 @@ func New(d Deps) *Server {
 	if d.Workers == nil {
 		d.Workers = d.DB
 	}
-	if d.AuthFailuresPerMinute <= 0 {
-		d.AuthFailuresPerMinute = ratelimit.DefaultAuthFailures
-	}
-	s := &Server{deps: d, mux: http.NewServeMux(),
-		writer:   &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now},
-		throttle: ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.Now)}
+	s := &Server{deps: d, mux: http.NewServeMux(), gate: NewGate(d.Token, d.TrustedProxies, d.AuthFailuresPerMinute, d.Now),
+		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
 	s.routes()
 	return s
 }
@@ -99,17 +114,23 @@ func New(d Deps) *Server {
 // refused before its token is looked at). It writes the refusal and
 // reports false. /metrics uses it when it is put behind the token.
 func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) bool {
-	ip := wire.ClientAddr(r, s.deps.TrustedProxies)
-	if wait, ok := s.throttle.Check(ip); !ok {
+	return s.gate.Authorize(w, r)
+}
+
+// Authorize checks the operator token of r; it writes the refusal (401,
+// or 429 to an address that failed too often) and reports false.
+func (g *Gate) Authorize(w http.ResponseWriter, r *http.Request) bool {
+	ip := wire.ClientAddr(r, g.trusted)
+	if wait, ok := g.throttle.Check(ip); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		wire.WriteError(w, r, apierr.New(apierr.RateLimitExceeded))
 		return false
 	}
 	auth := r.Header.Values("Authorization")
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if len(s.deps.Token) < MinTokenLen || len(auth) != 1 ||
-		subtle.ConstantTimeCompare([]byte(tok), []byte(s.deps.Token)) != 1 {
-		s.throttle.Failed(ip)
+	if len(g.token) < MinTokenLen || len(auth) != 1 ||
+		subtle.ConstantTimeCompare([]byte(tok), []byte(g.token)) != 1 {
+		g.throttle.Failed(ip)
 		wire.WriteError(w, r, apierr.New(apierr.APIKeyInvalid))
 		return false
 	}

@@ -32,6 +32,12 @@ func idempotencyKey(r *http.Request) (string, bool, error) {
 	return vs[0], true, nil
 }
 
+func (s *Server) observeIdempotency(result string) {
+	if s.deps.Idempotency != nil {
+		s.deps.Idempotency(result)
+	}
+}
+
 // readBody reads the whole body (at most 1 MB, else 413).
 func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {

@@ -15,6 +15,7 @@ import (
 	"oficina/http/public"
 	"oficina/ops/testkit"
 	"oficina/schema/clients"
+	"oficina/schema/idempotency"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -58,12 +59,23 @@ type idemEnv struct {
 	writes *public.TestWrites
 	pub    *recordingPublisher
 	clock  *testClock
+	told   toldResults
 }
+
+// toldResults counts what the API's Idempotency hook (metrics) was told.
+type toldResults struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *toldResults) tell(result string) { r.mu.Lock(); r.n[result]++; r.mu.Unlock() }
+
+func (r *toldResults) count(result string) int { r.mu.Lock(); defer r.mu.Unlock(); return r.n[result] }
 
 func newIdemEnv(t *testing.T) *idemEnv {
 	t.Helper()
-	e := &idemEnv{pub: &recordingPublisher{}, clock: newTestClock()}
-	e.api = testkit.NewAPI(t, testkit.APIOptions{Now: e.clock.Now, Publisher: e.pub})
+	e := &idemEnv{pub: &recordingPublisher{}, clock: newTestClock(), told: toldResults{n: map[string]int{}}}
+	e.api = testkit.NewAPI(t, testkit.APIOptions{Now: e.clock.Now, Publisher: e.pub, Idempotency: e.told.tell})
 	e.writes = public.RegisterTestWrites(e.api.Public)
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})
 	e.key = e.co.OwnerKey(t, "clients:create", "clients:read")
@@ -251,6 +263,9 @@ func TestIdempotencyKeyReusedWithAnotherRequest(t *testing.T) {
 	if rec, ev := e.written(t, "Second Ltd"); rec != 0 || ev != 0 || e.pub.count() != 1 {
 		t.Fatalf("the reused key wrote: records %d, events %d, published %d", rec, ev, e.pub.count())
 	}
+	if n := e.told.count(idempotency.KeyReused); n != 4 || e.told.count(idempotency.Replayed) != 0 {
+		t.Errorf("metrics told %d reused keys, %d replays; want 4, 0", n, e.told.count(idempotency.Replayed))
+	}
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
 	r = e.api.Do(t, testkit.Req{Method: "POST", Path: "/test_writes", Key: other.OwnerKey(t, "clients:create"),
 		Body: map[string]any{"name": "Second Ltd"}, Header: map[string]string{public.IdempotencyHeader: "shared-key"}})
@@ -316,6 +331,10 @@ func TestHundredConcurrentRequestsWithOneKeyWriteOnce(t *testing.T) {
 		}
 	}
 	t.Logf("1 write, %d replays, %d in progress", replays, busy)
+	if e.told.count(idempotency.Replayed) != replays || e.told.count(idempotency.KeyInProgress) != busy {
+		t.Errorf("metrics told %d replays and %d in progress, want %d and %d", e.told.count(idempotency.Replayed),
+			e.told.count(idempotency.KeyInProgress), replays, busy)
+	}
 	if rec, ev := e.written(t, "Burst Ltd"); fresh != 1 || rec != 1 || ev != 1 || e.pub.count() != 1 {
 		t.Fatalf("fresh %d, records %d, events %d, published %d (replays %d, 409s %d)", fresh, rec, ev, e.pub.count(), replays, busy)
 	}

@@ -64,6 +64,10 @@ type Deps struct {
 	Secrets *secretbox.Keyring
 	// Observe is told each finished request (metrics). Nil means none.
 	Observe func(route, method string, status int, d time.Duration)
+	// Idempotency is told when a request with an Idempotency-Key is
+	// replayed or refused (idempotency.Replayed, KeyReused or
+	// KeyInProgress; metrics). Nil means none.
+	Idempotency func(result string)
 	// TrustedProxies are the proxies in front of the API: the client
 	// address is read from X-Forwarded-For only when the peer is one of
 	// them (wire.ClientAddr). Empty: the TCP peer, always.

@@ -130,11 +130,14 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request, p *tenant.Principa
 	})
 	switch {
 	case idempotency.InProgress(err):
+		s.observeIdempotency(idempotency.KeyInProgress)
 		return apierr.New(apierr.IdempotencyInProgress)
 	case errors.Is(err, errEarlier) && earlier != nil:
 		if !earlier.Matches(fp) {
+			s.observeIdempotency(idempotency.KeyReused)
 			return apierr.New(apierr.IdempotencyKeyReused)
 		}
+		s.observeIdempotency(idempotency.Replayed)
 		replayTo(w, r, earlier)
 		return nil
 	case errors.Is(err, errNotStored):

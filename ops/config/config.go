@@ -20,16 +20,20 @@ type Config struct {
 	AdminToken string // operator token of the admin API (32 bytes or more)
 	// MetricsRequireToken puts /metrics behind the operator token.
 	MetricsRequireToken bool
-	DatabaseURL         string        // owner URL: migrations, database creation
-	AppDBPassword       string        // password of the oficina_app role, if any
-	WorkerDBPassword    string        // password of the oficina_worker role (relay, dispatch, sweepers), if any
-	DBMaxConns          int           // connection pool size
-	NATSURL             string        // external NATS (2.12+); empty in dev = embedded
-	NATS                NATS          // NATS credentials and TLS (nats.go)
-	NATSPort            int           // embedded NATS client port (dev)
-	DataDir             string        // ./var: embedded NATS store, admin token, bench output
-	LogLevel            string        // debug, info, warn, error
-	AuthCacheTTL        time.Duration // upper bound on a cached principal's age
+	// MetricsAddr is a listener serving only /metrics: how `oficina
+	// dispatch` and `oficina relay` are scraped (empty: none); serve and
+	// dev also keep /metrics on the admin listener.
+	MetricsAddr      string
+	DatabaseURL      string        // owner URL: migrations, database creation
+	AppDBPassword    string        // password of the oficina_app role, if any
+	WorkerDBPassword string        // password of the oficina_worker role (relay, dispatch, sweepers), if any
+	DBMaxConns       int           // connection pool size
+	NATSURL          string        // external NATS (2.12+); empty in dev = embedded
+	NATS             NATS          // NATS credentials and TLS (nats.go)
+	NATSPort         int           // embedded NATS client port (dev)
+	DataDir          string        // ./var: embedded NATS store, admin token, bench output
+	LogLevel         string        // debug, info, warn, error
+	AuthCacheTTL     time.Duration // upper bound on a cached principal's age
 	// TrustedProxies lists the CIDRs of the proxies in front of the API:
 	// X-Forwarded-For is read only from them (empty: never).
 	TrustedProxies  string
@@ -91,6 +95,7 @@ func (c *Config) settings() []setting {
 		{"http-addr", "OFICINA_HTTP_ADDR", "public API listen address", &c.HTTPAddr},
 		{"admin-addr", "OFICINA_ADMIN_ADDR", "admin API listen address", &c.AdminAddr},
 		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token, at least 32 bytes (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
+		{"metrics-addr", "OFICINA_METRICS_ADDR", "listen address serving only /metrics, e.g. :9464 (dispatch and relay have no other; empty: none)", &c.MetricsAddr},
 		{"metrics-require-token", "OFICINA_METRICS_REQUIRE_TOKEN", "serve /metrics only with the operator token (Authorization: Bearer)", &c.MetricsRequireToken},
 		{"database-url", "DATABASE_URL", "PostgreSQL URL of the database owner", &c.DatabaseURL},
 		{"app-db-password", "OFICINA_APP_DB_PASSWORD", "password of the oficina_app role (requests)", &c.AppDBPassword},

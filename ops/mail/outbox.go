@@ -86,3 +86,14 @@ func PurgeCompany(ctx context.Context, tx bun.IDB, before time.Time) (int64, err
 	n, _ := res.RowsAffected()
 	return n, nil
 }
+
+// Backlog is how much mail waits to be sent (neither sent nor given up),
+// across every company: a definer function answers the count only (the
+// worker role's; metrics).
+func Backlog(ctx context.Context, db bun.IDB) (int64, error) {
+	var n int64
+	if err := db.NewRaw("SELECT oficina_mail_backlog()").Scan(ctx, &n); err != nil {
+		return 0, fmt.Errorf("mail: backlog: %w", err)
+	}
+	return n, nil
+}

@@ -1,10 +1,17 @@
-// Package metrics exposes Prometheus metrics: request counts and latency by
-// route and status for the public API, plus whatever later parts register.
+// Package metrics exposes Prometheus metrics: one registry per process
+// with the public API's requests and latency, the webhook pipeline
+// (dispatcher, relay, outbox, publish after commit), the database pools,
+// the rate limiter, idempotency and the mail outbox — each part
+// registered by the process that runs it. The lower packages know nothing
+// of Prometheus: they take hooks (dispatch.Observer, streams.Relay.Ran,
+// …) that this package fills, or answer figures read at scrape time.
+// docs/operating.md lists every series.
 package metrics
 
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,11 +24,35 @@ type Metrics struct {
 	Registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// readErrors counts figures that could not be read at scrape time
+	// (their series are then missing from that scrape).
+	readErrors *prometheus.CounterVec
+
+	// Each part registers its series once, however often it is asked.
+	dispatch     once[*dispatchObserver]
+	relay        once[func(int, error)]
+	publish      once[func(string)]
+	fallback     once[func(int)]
+	idem         once[func(string)]
+	outbox, mail once[struct{}]
+	mu           sync.Mutex
+	pools        map[string]bool
+}
+
+// once runs a registration the first time it is asked for.
+type once[T any] struct {
+	o sync.Once
+	v T
+}
+
+func (g *once[T]) get(make func() T) T {
+	g.o.Do(func() { g.v = make() })
+	return g.v
 }
 
 // New builds a registry (one per process; tests make their own).
 func New() *Metrics {
-	m := &Metrics{Registry: prometheus.NewRegistry()}
+	m := &Metrics{Registry: prometheus.NewRegistry(), pools: map[string]bool{}}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "oficina_http_requests_total", Help: "Public API requests by route, method and status.",
 	}, []string{"route", "method", "status"})
@@ -29,7 +60,11 @@ func New() *Metrics {
 		Name: "oficina_http_request_duration_seconds", Help: "Public API latency by route and method.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	}, []string{"route", "method"})
-	m.Registry.MustRegister(m.requests, m.latency,
+	m.readErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "oficina_metrics_read_errors_total",
+		Help: "Figures that could not be read at scrape time, by source; their series are missing from that scrape.",
+	}, []string{"source"})
+	m.Registry.MustRegister(m.requests, m.latency, m.readErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

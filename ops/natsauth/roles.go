@@ -113,6 +113,7 @@ func dispatchRole() Role {
 		{jsAPI + "STREAM.INFO." + delivered, "wait for DELIVERIES (serve creates it)"},
 		{jsAPI + "CONSUMER.CREATE." + delivered + ".*." + jsconfig.AllPartitions, "create or update a partition's durable consumer, filtered on its partition only"},
 		{jsAPI + "CONSUMER.MSG.NEXT." + delivered + ".*", "fetch from the partitions it owns"},
+		{jsAPI + "CONSUMER.INFO." + delivered + ".*", "read its partitions' pending counts (metrics)"},
 		{jsconfig.AllSchedules, "schedule retries and park backlog (message schedules on DELIVERIES)"},
 	}
 	pub = append(pub, replyTo("ACK", delivered, "ack, nak, term and keep alive (in progress) what it fetched")...)

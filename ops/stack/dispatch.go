@@ -13,6 +13,7 @@ import (
 
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
+	"oficina/ops/metrics"
 	"oficina/ops/natsauth"
 	"oficina/schema/secretbox"
 	"oficina/streams/jsconfig"
@@ -34,11 +35,12 @@ func (s *Stack) startDispatch(ctx context.Context) {
 		}
 		nc = s.dispatchNC
 	}
-	d, err := newDispatcher(nc, s.workers, s.events.guard, s.secrets, s.opts.Config.StreamReplicas, s.log)
+	d, err := newDispatcher(nc, s.workers, s.events.guard, s.secrets, s.opts.Config.StreamReplicas, s.log, s.metrics.Dispatch())
 	if err != nil {
 		s.log.Error("dispatcher not started", "err", err)
 		return
 	}
+	s.metrics.WatchDispatcher(d, s.workers)
 	dctx, cancel := context.WithCancel(ctx)
 	s.dispatchDone, s.stopDispatch = make(chan struct{}), cancel
 	go func() {
@@ -49,12 +51,12 @@ func (s *Stack) startDispatch(ctx context.Context) {
 	}()
 }
 
-func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, ring *secretbox.Keyring, replicas int, log *slog.Logger) (*dispatch.Dispatcher, error) {
+func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, ring *secretbox.Keyring, replicas int, log *slog.Logger, obs dispatch.Observer) (*dispatch.Dispatcher, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("stack: jetstream: %w", err)
 	}
-	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Secrets: ring, Log: log,
+	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Secrets: ring, Log: log, Observer: obs,
 		Partitions: jsconfig.DefaultConfig().Partitions, LeaseReplicas: replicas})
 }
 
@@ -99,9 +101,20 @@ func RunDispatch(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := newDispatcher(nc, bdb, guard, ring, cfg.StreamReplicas, o.Logger)
+	m := metrics.New()
+	d, err := newDispatcher(nc, bdb, guard, ring, cfg.StreamReplicas, o.Logger, m.Dispatch())
 	if err != nil {
 		return err
+	}
+	m.WatchDispatcher(d, bdb)
+	m.WatchPool("worker", bdb.DB)
+	ml, err := startMetrics(cfg, m, cfg.AdminToken, o.Logger)
+	if err != nil {
+		return err
+	}
+	defer ml.stop()
+	if o.Ready != nil {
+		o.Ready(Addrs{NATS: cfg.NATSURL, Metrics: ml.addr()})
 	}
 	return d.Run(ctx)
 }

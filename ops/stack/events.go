@@ -15,6 +15,7 @@ import (
 	"oficina/dispatch/recovery"
 	"oficina/ops/config"
 	"oficina/ops/mail"
+	"oficina/ops/metrics"
 	"oficina/ops/natsauth"
 	"oficina/ops/sweep"
 	"oficina/streams"
@@ -60,6 +61,9 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 			return nil, fmt.Errorf("stack: streams: %w", err)
 		}
 		e.pub = streams.NewPublisher(s.db, js, s.log)
+		if owner { // the API's: a relay process publishes nothing after a commit
+			e.pub.Failed = s.metrics.PublishFailed()
+		}
 	} else {
 		s.log.Warn("no NATS: events stay in the outbox until a relay publishes them")
 	}
@@ -69,6 +73,10 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 	if cfg.SMTPAddr != "" {
 		transport = mail.SMTP{Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, From: cfg.MailFrom}
 	}
+	// The outbox and the mail outbox are read at scrape time whether or
+	// not a relay runs here: without NATS is when the outbox grows.
+	s.metrics.WatchOutbox(s.workers)
+	s.metrics.WatchMail(s.workers)
 	only := s.opts.Only
 	workers := []func(context.Context) error{(&mail.Sender{DB: s.workers, Transport: transport, Log: s.log, Only: only}).Run}
 	if len(only) == 0 {
@@ -76,7 +84,7 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 	}
 	if js != nil {
 		e.recoveryPub = streams.NewPublisher(s.workers, js, s.log)
-		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only}).Run,
+		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only, Ran: s.metrics.RelayRan()}).Run,
 			(&recovery.Runner{DB: s.workers, Publisher: e.recoveryPub, Log: s.log, Only: only}).Run)
 	}
 	for _, run := range workers {
@@ -149,7 +157,7 @@ func RunRelay(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Stack{opts: o, log: o.Logger}
+	s := &Stack{opts: o, log: o.Logger, metrics: metrics.New()}
 	defer s.close()
 	// A relay process has no requests: everything it does is a worker's.
 	var err error
@@ -157,13 +165,20 @@ func RunRelay(ctx context.Context, o Options) error {
 		return err
 	}
 	s.db = s.workers
+	s.metrics.WatchPool("worker", s.workers.DB)
 	if s.nc, err = s.connectNATS(o.Config.NATSURL, o.Config.NATS, natsauth.Relay); err != nil {
 		return fmt.Errorf("stack: %w", err)
 	}
 	if s.events, err = s.startEvents(ctx, o.Config, false); err != nil {
 		return err
 	}
+	if s.metricsAddr, err = startMetrics(o.Config, s.metrics, o.Config.AdminToken, s.log); err != nil {
+		return err
+	}
 	s.log.Info("relay running")
+	if o.Ready != nil {
+		o.Ready(Addrs{NATS: o.Config.NATSURL, Metrics: s.metricsAddr.addr()})
+	}
 	<-ctx.Done()
 	return nil
 }

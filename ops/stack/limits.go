@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/config"
-	"oficina/ops/metrics"
 	"oficina/ops/sweep"
 	"oficina/schema/sales"
 	"oficina/streams/jsconfig"
@@ -31,7 +30,7 @@ import (
 func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.Limiter, error) {
 	if s.nc == nil {
 		s.log.Warn("no NATS: rate limits count this process only")
-		return ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{}), nil
+		return ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Fallback: s.metrics.RateLimitFallback()}), nil
 	}
 	js, err := jetstream.New(s.nc)
 	if err != nil {
@@ -53,7 +52,7 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	}
 	store.Connected = s.nc.IsConnected
 	presence := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: processID()})
-	lim := ratelimit.New(store, ratelimit.Config{Presence: presence, Log: s.log})
+	lim := ratelimit.New(store, ratelimit.Config{Presence: presence, Log: s.log, Fallback: s.metrics.RateLimitFallback()})
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err = presence.Beat(bctx)
 	cancel()
@@ -78,19 +77,6 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 		wg.Wait()
 	}
 	return lim, nil
-}
-
-// limitGauges tell operators how the rate limits are being counted.
-func limitGauges(m *metrics.Metrics, lim *ratelimit.Limiter) {
-	m.GaugeFunc("oficina_ratelimit_processes", "API processes sharing each company's ceiling, as last seen in NATS.",
-		func() float64 { return float64(lim.Processes()) })
-	m.GaugeFunc("oficina_ratelimit_local", "1 while rate limits are decided by this process's share (NATS out of reach).",
-		func() float64 {
-			if lim.Local() {
-				return 1
-			}
-			return 0
-		})
 }
 
 // processID names this process among the API processes sharing the rate

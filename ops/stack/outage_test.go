@@ -73,6 +73,12 @@ type answer struct {
 
 func call(t *testing.T, method, url, bearer string, body any) answer {
 	t.Helper()
+	return callWith(t, method, url, bearer, body, nil)
+}
+
+// callWith is call with extra request headers.
+func callWith(t *testing.T, method, url, bearer string, body any, header map[string]string) answer {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -87,6 +93,9 @@ func call(t *testing.T, method, url, bearer string, body any) answer {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -45,7 +45,9 @@ type Options struct {
 	Seed     bool      // create or refresh the demo company (dev)
 	Out      io.Writer // human-readable start-up lines (keys, URLs)
 	Logger   *slog.Logger
-	// Ready, when set, is called once both listeners accept requests.
+	// Ready, when set, is called once the process's listeners accept
+	// requests (serve, dev: both API listeners; dispatch, relay: the
+	// metrics listener, if any).
 	Ready func(Addrs)
 	// Only, when set, confines the background work that crosses companies
 	// to these companies: the relay and the mail sender serve only them,
@@ -58,6 +60,7 @@ type Options struct {
 type Addrs struct {
 	Public, Admin string // host:port
 	NATS          string // client URL of the NATS in use ("" without one)
+	Metrics       string // host:port of OFICINA_METRICS_ADDR's listener ("" without one)
 }
 
 // Stack is a running process.
@@ -76,6 +79,10 @@ type Stack struct {
 	admin   *http.Server
 	events  *eventParts
 	sweeper func() // stops the idempotency sweeper
+	// metrics is the process's one registry: every part registers its
+	// series there; /metrics serves it.
+	metrics     *metrics.Metrics
+	metricsAddr *metricsListener
 
 	// dispatchNATS is the identity of dev's in-process dispatcher (its
 	// own user, as `oficina dispatch` has); nil: it shares nc.
@@ -103,7 +110,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Stack{opts: o, log: o.Logger}
+	s := &Stack{opts: o, log: o.Logger, metrics: metrics.New()}
 	defer s.close()
 	pl, al, err := s.start(ctx)
 	if err != nil {
@@ -115,7 +122,7 @@ func Run(ctx context.Context, o Options) error {
 	s.ready.Store(true)
 	fmt.Fprintf(o.Out, "public API  http://%s/public/v1  (OpenAPI: /openapi.json, UI: /docs, portal: /portal/)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n", displayAddr(pl.Addr()), displayAddr(al.Addr()))
 	if o.Ready != nil {
-		o.Ready(Addrs{Public: pl.Addr().String(), Admin: al.Addr().String(), NATS: s.natsURL})
+		o.Ready(Addrs{Public: pl.Addr().String(), Admin: al.Addr().String(), NATS: s.natsURL, Metrics: s.metricsAddr.addr()})
 	}
 	select {
 	case <-ctx.Done():
@@ -172,6 +179,8 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if s.workers, err = openWorkers(ctx, cfg, 8); err != nil {
 		return nil, nil, err
 	}
+	s.metrics.WatchPool("app", s.db.DB)
+	s.metrics.WatchPool("worker", s.workers.DB)
 	if err := sealUnsealed(ctx, s.workers, s.secrets, s.opts.Only, s.log); err != nil {
 		return nil, nil, err
 	}
@@ -202,9 +211,9 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := metrics.New()
-	limitGauges(m, limiter)
-	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, TrustedProxies: proxies,
+	m := s.metrics
+	m.WatchRateLimit(limiter)
+	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, Idempotency: m.Idempotency(), TrustedProxies: proxies,
 		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets, PortalURL: s.portalURL})
 	if err != nil {
 		return nil, nil, err
@@ -240,6 +249,11 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		pl.Close()
 		return nil, nil, fmt.Errorf("stack: listen %s: %w", cfg.AdminAddr, err)
+	}
+	if s.metricsAddr, err = startMetrics(cfg, m, token, s.log); err != nil {
+		pl.Close()
+		al.Close()
+		return nil, nil, err
 	}
 	return pl, al, nil
 }
@@ -331,6 +345,7 @@ func openWorkers(ctx context.Context, cfg config.Config, conns int) (*bun.DB, er
 }
 
 func (s *Stack) close() {
+	s.metricsAddr.stop()
 	if s.limiter != nil {
 		s.limiter()
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,10 @@ func TestDevStackServesTheSeededKey(t *testing.T) {
 	if st, body := get(adm+"/metrics", ""); st != 200 || !strings.Contains(body, `oficina_http_requests_total{method="GET",route="GET /public/v1/me",status="200"}`) {
 		t.Fatalf("metrics %d %s", st, body)
 	}
+	// dev is every process in one: all their series on one /metrics.
+	ms := testkit.ScrapeMetrics(t, adm+"/metrics", "")
+	testkit.LintMetrics(t, "dev", ms.Text)
+	hasSeries(t, "dev", ms, slices.Concat(apiSeries, relaySeries, dispatchSeries, everyProcess))
 	if st, _ := get(adm+"/admin/v1/companies/x", "wrong"); st != 401 {
 		t.Fatalf("admin without token: %d", st)
 	}

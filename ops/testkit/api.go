@@ -55,6 +55,9 @@ type APIOptions struct {
 	DB *bun.DB
 	// FrameAncestors are the origins allowed to embed the portal.
 	FrameAncestors []string
+	// Idempotency is told each replay and refusal over an
+	// Idempotency-Key (public.Deps.Idempotency).
+	Idempotency func(result string)
 }
 
 // NewAPI starts both listeners for one test.
@@ -74,7 +77,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	}
 	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard,
 		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies,
-		Secrets: o.Secrets})
+		Secrets: o.Secrets, Idempotency: o.Idempotency})
 	if err != nil {
 		t.Fatal(err)
 	}

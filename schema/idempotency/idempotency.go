@@ -28,6 +28,20 @@ const TTL = 24 * time.Hour
 // MaxKeyLen bounds a key; the spec leaves it open (docs/api.md).
 const MaxKeyLen = 255
 
+// What a request with a key met besides a first run (metrics count them;
+// the transport reports them).
+const (
+	// Replayed: an earlier request with the key and the same fingerprint
+	// stored an answer, which is sent again.
+	Replayed = "replayed"
+	// KeyReused: the key's stored answer is another request's (422
+	// idempotency_key_reused).
+	KeyReused = "key_reused"
+	// KeyInProgress: another request with the key is running (409
+	// idempotency_in_progress).
+	KeyInProgress = "in_progress"
+)
+
 // ErrInvalidKey is a key that is empty, too long or not printable ASCII.
 var ErrInvalidKey = errors.New("idempotency: invalid key")
 

@@ -7,6 +7,7 @@ package ids
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"strings"
 	"time"
 )
 
@@ -48,4 +49,27 @@ func Valid(prefix, s string) bool {
 		}
 	}
 	return true
+}
+
+// Time returns the creation time an id carries (to the millisecond), and
+// false for a string that is not an id of this package.
+func Time(id string) (time.Time, bool) {
+	i := len(id) - 26
+	if i < 2 || id[i-1] != '_' {
+		return time.Time{}, false
+	}
+	// The first 10 digits are the top 50 bits of the 130 the digits hold:
+	// two zero bits, then the 48 bits of milliseconds.
+	var ms uint64
+	for _, c := range []byte(id[i : i+10]) {
+		d := strings.IndexByte(alphabet, c)
+		if d < 0 {
+			return time.Time{}, false
+		}
+		ms = ms<<5 | uint64(d)
+	}
+	if ms>>48 != 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(ms)), true
 }

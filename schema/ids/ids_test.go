@@ -24,3 +24,25 @@ func TestIDsSortByCreationAndAreSubjectSafe(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+func TestAnIDTellsWhenItWasMade(t *testing.T) {
+	t.Parallel()
+	at := time.UnixMilli(1_795_000_123_456)
+	for _, tc := range []struct {
+		id   string
+		want time.Time
+		ok   bool
+	}{
+		{NewAt("whd", at), at, true},
+		{NewAt("co", time.UnixMilli(0)), time.UnixMilli(0), true},
+		{"whd_short", time.Time{}, false},
+		{"whd_" + "ZZZZZZZZZZZZZZZZZZZZZZZZZZ", time.Time{}, false}, // not the alphabet
+		{"whd_" + "zzzzzzzzzzzzzzzzzzzzzzzzzz", time.Time{}, false}, // more than 48 bits
+		{"_0000000000000000000000000", time.Time{}, false},
+	} {
+		got, ok := Time(tc.id)
+		if ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("Time(%q) = %v %v, want %v %v", tc.id, got, ok, tc.want, tc.ok)
+		}
+	}
+}

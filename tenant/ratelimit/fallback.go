@@ -57,6 +57,7 @@ func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	if len(batch) == 0 {
 		return
 	}
+	l.cfg.Fallback(len(batch))
 	if !l.local.Swap(true) {
 		l.cfg.Log.Warn("rate limits: shared budget unreachable; each company gets this process's share of its ceiling",
 			"processes", l.cfg.Presence.Processes(), "error", cause)

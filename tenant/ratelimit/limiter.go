@@ -42,6 +42,9 @@ type Config struct {
 	// Log is told when decisions move to the share and back (default
 	// slog.Default()).
 	Log *slog.Logger
+	// Fallback, when set, is told how many requests were just decided by
+	// this process's share alone, the store out of reach (metrics).
+	Fallback func(requests int)
 }
 
 // Defaults of Config.
@@ -150,6 +153,9 @@ func New(store Store, cfg Config) *Limiter {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Fallback == nil {
+		cfg.Fallback = func(int) {}
 	}
 	return &Limiter{store: store, cfg: cfg, lines: map[string]*line{}}
 }

@@ -22,6 +22,9 @@ type apiProcess struct {
 	store *countingStore
 	pres  *ratelimit.Presence
 	lim   *ratelimit.Limiter
+	// fallbacks counts the requests the limiter said its share decided
+	// (Config.Fallback, a metric in production).
+	fallbacks *atomic.Int64
 }
 
 // countingStore counts the round trips the limiter starts.
@@ -63,8 +66,10 @@ func newAPIProcess(t *testing.T, url, id string, clk *clock, timeout time.Durati
 		return jsconfig.EnsureRateLimit(ctx, js, jsconfig.Config{})
 	}
 	pres := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Now: clk.Now})
-	return &apiProcess{nc: nc, store: store, pres: pres,
-		lim: ratelimit.New(store, ratelimit.Config{Now: clk.Now, Presence: pres, Timeout: timeout})}
+	fallbacks := new(atomic.Int64)
+	return &apiProcess{nc: nc, store: store, pres: pres, fallbacks: fallbacks,
+		lim: ratelimit.New(store, ratelimit.Config{Now: clk.Now, Presence: pres, Timeout: timeout,
+			Fallback: func(n int) { fallbacks.Add(int64(n)) }})}
 }
 
 func (p *apiProcess) take(t *testing.T, key string, limit int) ratelimit.Decision {
@@ -130,6 +135,9 @@ func TestCeilingHoldsAcrossProcessesWhileNATSIsDown(t *testing.T) {
 	if allowed[a] != 2 || allowed[b] != 4 {
 		t.Fatalf("allowed during the outage: a %d, b %d; want a 2 (share 5, 3 used before) and b 4: 9 in all",
 			allowed[a], allowed[b])
+	}
+	if fa, fb := a.fallbacks.Load(), b.fallbacks.Load(); fa != 10 || fb != 10 {
+		t.Fatalf("fallbacks told: a %d, b %d; want each request of the outage (10 each), none before", fa, fb)
 	}
 
 	ns.Start(t)

@@ -1,0 +1,83 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"oficina/http/admin"
+	"oficina/http/wire"
+	"oficina/ops/config"
+	"oficina/ops/metrics"
+)
+
+// metricsListener serves /metrics alone on OFICINA_METRICS_ADDR: the way
+// `oficina dispatch` and `oficina relay` are scraped (they have no admin
+// listener), and a second way for serve and dev.
+type metricsListener struct {
+	srv *http.Server
+	ln  net.Listener
+	log *slog.Logger
+}
+
+// startMetrics listens on cfg.MetricsAddr and serves m there until stop;
+// nil without an address. With OFICINA_METRICS_REQUIRE_TOKEN it answers
+// only the operator token (token), throttled like the admin API.
+func startMetrics(cfg config.Config, m *metrics.Metrics, token string, log *slog.Logger) (*metricsListener, error) {
+	if cfg.MetricsAddr == "" {
+		return nil, nil
+	}
+	h := m.Handler()
+	if cfg.MetricsRequireToken {
+		if len(token) < admin.MinTokenLen {
+			return nil, fmt.Errorf("stack: OFICINA_METRICS_REQUIRE_TOKEN needs OFICINA_ADMIN_TOKEN (at least %d bytes)", admin.MinTokenLen)
+		}
+		proxies, err := config.Prefixes("OFICINA_TRUSTED_PROXIES", cfg.TrustedProxies)
+		if err != nil {
+			return nil, err
+		}
+		gate, open := admin.NewGate(token, proxies, 0, nil), h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if gate.Authorize(w, wire.WithLanguage(r)) {
+				open.ServeHTTP(w, r)
+			}
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: listen %s (OFICINA_METRICS_ADDR): %w", cfg.MetricsAddr, err)
+	}
+	ml := &metricsListener{ln: ln, log: log, srv: &http.Server{Handler: wire.Envelope(mux), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}}
+	go func() {
+		if err := ml.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return ml, nil
+}
+
+// addr is where the listener listens ("" without one).
+func (ml *metricsListener) addr() string {
+	if ml == nil {
+		return ""
+	}
+	return ml.ln.Addr().String()
+}
+
+// stop closes the listener, letting a scrape in progress finish.
+func (ml *metricsListener) stop() {
+	if ml == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ml.srv.Shutdown(ctx)
+}
