@@ -158,7 +158,7 @@ func listTypes(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ time
 }
 
 func createType(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[orders.TypeInput](r)
+	in, err := decode[orders.ServiceOrderTypeCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -167,7 +167,7 @@ func createType(ctx context.Context, tx bun.Tx, r *http.Request, companyID strin
 }
 
 func updateType(ctx context.Context, tx bun.Tx, r *http.Request, _ string, now time.Time) (int, any, error) {
-	in, err := decode[orders.TypeInput](r)
+	in, err := decode[orders.ServiceOrderTypeCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -53,7 +53,7 @@ func dashboardWrite(companyID string, now time.Time) streams.Write {
 }
 
 func createProduct(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[products.Input](r)
+	in, err := decode[products.ProductCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -73,7 +73,7 @@ func getProduct(ctx context.Context, tx bun.Tx, r *http.Request, _ string, _ tim
 }
 
 func updateProduct(ctx context.Context, tx bun.Tx, r *http.Request, companyID string, now time.Time) (int, any, error) {
-	in, err := decode[products.Input](r)
+	in, err := decode[products.ProductCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -62,8 +62,8 @@ type WebhookRecoverTask struct {
 	CompletedAt       *apitime.Time            `json:"completed_at"`
 }
 
-// RecoverTask is a row of webhook_recover_tasks.
-type RecoverTask struct {
+// RecoverTaskRow is a row of webhook_recover_tasks.
+type RecoverTaskRow struct {
 	bun.BaseModel `bun:"table:webhook_recover_tasks"`
 
 	ID           string     `bun:"id,pk"`
@@ -82,7 +82,7 @@ type RecoverTask struct {
 }
 
 // View renders the task.
-func (t *RecoverTask) View() WebhookRecoverTask {
+func (t *RecoverTaskRow) View() WebhookRecoverTask {
 	v := WebhookRecoverTask{Object: "webhook_recover_task", WebhookEndpointID: t.EndpointID,
 		Status: WebhookRecoverTaskStatus(t.Status), Since: apitime.At(t.Since), Until: apitime.At(t.Until),
 		Counted: t.Counted, Sent: t.Sent, Skipped: t.Skipped, CancelReason: t.CancelReason, CreatedAt: apitime.At(t.CreatedAt)}
@@ -135,12 +135,12 @@ func Recover(ctx context.Context, tx bun.IDB, endpointID string, in WebhookRecov
 	if n > MaxRecoverDeliveries {
 		return WebhookRecoverTask{}, apierr.Invalid("since", "too_many_deliveries")
 	}
-	t := &RecoverTask{CompanyID: e.CompanyID, EndpointID: e.ID, Since: since, Until: until, Status: RecoverDryRun,
+	t := &RecoverTaskRow{CompanyID: e.CompanyID, EndpointID: e.ID, Since: since, Until: until, Status: RecoverDryRun,
 		Counted: n, CreatedAt: now, UpdatedAt: now}
 	if in.DryRun {
 		return t.View(), nil
 	}
-	running, err := tx.NewSelect().Model((*RecoverTask)(nil)).Where("endpoint_id = ?", e.ID).
+	running, err := tx.NewSelect().Model((*RecoverTaskRow)(nil)).Where("endpoint_id = ?", e.ID).
 		Where("status = ?", RecoverRunning).Exists(ctx)
 	if err != nil {
 		return WebhookRecoverTask{}, fmt.Errorf("webhooks: recover: %w", err)
@@ -192,7 +192,7 @@ func GetRecoverTask(ctx context.Context, tx bun.IDB, endpointID, taskID string) 
 	if !ids.Valid(IDPrefix, endpointID) || !ids.Valid(RecoverTaskIDPrefix, taskID) {
 		return WebhookRecoverTask{}, apierr.New(apierr.ResourceNotFound)
 	}
-	t := new(RecoverTask)
+	t := new(RecoverTaskRow)
 	if err := tx.NewSelect().Model(t).Where("id = ?", taskID).Where("endpoint_id = ?", endpointID).Scan(ctx); err != nil {
 		return WebhookRecoverTask{}, apierr.NoRows(err)
 	}
@@ -201,7 +201,7 @@ func GetRecoverTask(ctx context.Context, tx bun.IDB, endpointID, taskID string) 
 
 // RecoverTasks lists an endpoint's latest tasks, newest first.
 func RecoverTasks(ctx context.Context, tx bun.IDB, endpointID string, limit int) ([]WebhookRecoverTask, error) {
-	var ts []RecoverTask
+	var ts []RecoverTaskRow
 	if err := tx.NewSelect().Model(&ts).Where("endpoint_id = ?", endpointID).Order("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("webhooks: recover tasks: %w", err)
 	}

@@ -47,7 +47,7 @@ const ReasonEndpointDisabled = "endpoint_disabled"
 // transaction with streams.Collect's context to publish after commit.
 func AdvanceRecovery(ctx context.Context, tx bun.IDB, pace RecoverPace, now time.Time) (int, error) {
 	pace = pace.withDefaults()
-	var tasks []RecoverTask
+	var tasks []RecoverTaskRow
 	if err := tx.NewSelect().Model(&tasks).Where("status = ?", RecoverRunning).Order("id").
 		Limit(int64(pace.Tasks)).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("webhooks: recover tasks: %w", err)
@@ -63,7 +63,7 @@ func AdvanceRecovery(ctx context.Context, tx bun.IDB, pace RecoverPace, now time
 	return total, nil
 }
 
-func advanceTask(ctx context.Context, tx bun.IDB, t *RecoverTask, pace RecoverPace, now time.Time) (int, error) {
+func advanceTask(ctx context.Context, tx bun.IDB, t *RecoverTaskRow, pace RecoverPace, now time.Time) (int, error) {
 	e, err := Get(ctx, tx, t.EndpointID)
 	if err != nil {
 		return 0, err // deleted endpoints take their tasks with them
@@ -129,7 +129,7 @@ func advanceTask(ctx context.Context, tx bun.IDB, t *RecoverTask, pace RecoverPa
 // resendItem resends orig's event unless it was delivered, or is on its
 // way, by other means since the task counted it; it returns the new
 // delivery's id, or "" when skipped.
-func resendItem(ctx context.Context, tx bun.IDB, t *RecoverTask, orig *streams.Delivery) (string, error) {
+func resendItem(ctx context.Context, tx bun.IDB, t *RecoverTaskRow, orig *streams.Delivery) (string, error) {
 	settled, err := tx.NewSelect().Model((*streams.Delivery)(nil)).Where("endpoint_id = ?", orig.EndpointID).
 		Where("event_id = ?", orig.EventID).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -150,7 +150,7 @@ func resendItem(ctx context.Context, tx bun.IDB, t *RecoverTask, orig *streams.D
 	return d.ID, nil
 }
 
-func saveTask(ctx context.Context, tx bun.IDB, t *RecoverTask, now time.Time) error {
+func saveTask(ctx context.Context, tx bun.IDB, t *RecoverTaskRow, now time.Time) error {
 	t.UpdatedAt = now
 	_, err := tx.NewUpdate().Model(t).Column("status", "sent", "skipped", "cancel_reason", "completed_at", "updated_at").
 		WherePK().Exec(ctx)
