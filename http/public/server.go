@@ -124,7 +124,11 @@ func New(d Deps) (*Server, error) {
 	if d.IdempotencyTTL <= 0 {
 		d.IdempotencyTTL = idempotency.TTL
 	}
-	s := &Server{deps: d, routes: map[string]*route{}, spec: spec()}
+	sp, err := spec()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{deps: d, routes: map[string]*route{}, spec: sp}
 	switch {
 	case d.AuthFailuresPerMinute == 0:
 		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.Now)

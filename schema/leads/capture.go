@@ -102,7 +102,7 @@ func taskInput(t LeadTask, f *apierr.Fields) (*tasks.TaskCreate, time.Duration) 
 // LeadCapture is the answer of POST /leads (spec 2.7). The type is named for
 // its OpenAPI component.
 type LeadCapture struct {
-	Object       string         `json:"object"`
+	Object       string         `json:"object" const:"lead_capture"`
 	Lead         clients.Client `json:"lead" api:"summarizable"`
 	Task         *tasks.Task    `json:"task" api:"summarizable"`
 	Deduplicated bool           `json:"deduplicated"`

@@ -31,7 +31,7 @@ type TypeRow struct {
 
 // ServiceOrderType is a service order type (2.3) as the API returns it.
 type ServiceOrderType struct {
-	Object           string `json:"object"`
+	Object           string `json:"object" const:"service_order_type"`
 	ID               string `json:"id"`
 	Name             string `json:"name"`
 	Active           bool   `json:"active"`

@@ -97,7 +97,7 @@ type Row struct {
 // Task is a task as its GET returns it (docs/api.md). The type is named for
 // the OpenAPI component it becomes.
 type Task struct {
-	Object       string                 `json:"object"`
+	Object       string                 `json:"object" const:"task"`
 	ID           string                 `json:"id"`
 	Title        string                 `json:"title"`
 	Description  *string                `json:"description"`

@@ -46,20 +46,26 @@ func (WebhookRecoverTaskStatus) Values() []string {
 	return []string{RecoverDryRun, RecoverRunning, RecoverCompleted, RecoverCanceled}
 }
 
+// WebhookRecoverTaskCancelReason is why a canceled task stopped.
+type WebhookRecoverTaskCancelReason string
+
+// Values are the reasons.
+func (WebhookRecoverTaskCancelReason) Values() []string { return []string{ReasonEndpointDisabled} }
+
 // WebhookRecoverTask is a recovery as the API returns it.
 type WebhookRecoverTask struct {
-	Object            string                   `json:"object"`
-	ID                *string                  `json:"id" doc:"The task's id; null in a dry run."`
-	WebhookEndpointID string                   `json:"webhook_endpoint_id"`
-	Status            WebhookRecoverTaskStatus `json:"status"`
-	Since             apitime.Time             `json:"since"`
-	Until             apitime.Time             `json:"until"`
-	Counted           int                      `json:"counted" doc:"Deliveries of the window that failed and never later succeeded, one per event: what the task resends."`
-	Sent              int                      `json:"sent" doc:"Resent so far, each as a new delivery of the same event (same event id)."`
-	Skipped           int                      `json:"skipped" doc:"Not resent: the event succeeded, or was on its way, by other means before its turn."`
-	CancelReason      *string                  `json:"cancel_reason" doc:"Why a canceled task stopped: endpoint_disabled."`
-	CreatedAt         apitime.Time             `json:"created_at"`
-	CompletedAt       *apitime.Time            `json:"completed_at"`
+	Object            string                          `json:"object" const:"webhook_recover_task"`
+	ID                *string                         `json:"id" doc:"The task's id; null in a dry run."`
+	WebhookEndpointID string                          `json:"webhook_endpoint_id"`
+	Status            WebhookRecoverTaskStatus        `json:"status"`
+	Since             apitime.Time                    `json:"since"`
+	Until             apitime.Time                    `json:"until"`
+	Counted           int                             `json:"counted" doc:"Deliveries of the window that failed and never later succeeded, one per event: what the task resends."`
+	Sent              int                             `json:"sent" doc:"Resent so far, each as a new delivery of the same event (same event id)."`
+	Skipped           int                             `json:"skipped" doc:"Not resent: the event succeeded, or was on its way, by other means before its turn."`
+	CancelReason      *WebhookRecoverTaskCancelReason `json:"cancel_reason" doc:"Why a canceled task stopped; null unless canceled."`
+	CreatedAt         apitime.Time                    `json:"created_at"`
+	CompletedAt       *apitime.Time                   `json:"completed_at"`
 }
 
 // RecoverTaskRow is a row of webhook_recover_tasks.
@@ -85,7 +91,7 @@ type RecoverTaskRow struct {
 func (t *RecoverTaskRow) View() WebhookRecoverTask {
 	v := WebhookRecoverTask{Object: "webhook_recover_task", WebhookEndpointID: t.EndpointID,
 		Status: WebhookRecoverTaskStatus(t.Status), Since: apitime.At(t.Since), Until: apitime.At(t.Until),
-		Counted: t.Counted, Sent: t.Sent, Skipped: t.Skipped, CancelReason: t.CancelReason, CreatedAt: apitime.At(t.CreatedAt)}
+		Counted: t.Counted, Sent: t.Sent, Skipped: t.Skipped, CancelReason: (*WebhookRecoverTaskCancelReason)(t.CancelReason), CreatedAt: apitime.At(t.CreatedAt)}
 	if t.ID != "" {
 		id := t.ID
 		v.ID = &id
