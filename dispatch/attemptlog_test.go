@@ -101,9 +101,9 @@ func TestAttemptKeepsRequestAndCappedResponse(t *testing.T) {
 	}
 }
 
-func logAttempts(t *testing.T, co *testkit.Company, deliveryID string) []webhooks.Attempt {
+func logAttempts(t *testing.T, co *testkit.Company, deliveryID string) []webhooks.AttemptRow {
 	t.Helper()
-	var as []webhooks.Attempt
+	var as []webhooks.AttemptRow
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		as, err = webhooks.Attempts(ctx, tx, deliveryID)

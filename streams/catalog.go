@@ -17,9 +17,13 @@ type EventType struct {
 	Summary string
 	// Kind is data.object.object, e.g. "sale".
 	Kind string
-	// Object is a zero value of the Go type the module renders as
-	// data.object: the type its GET (or admin GET) returns.
+	// Object is an example of the Go type the module renders as
+	// data.object, the type its GET (or admin GET) returns: the type gives
+	// the OpenAPI schema of the event and the value its example.
 	Object any
+	// ChangedFields is, for an .updated event, the example's
+	// changed_fields: members of Object, in alphabetical order.
+	ChangedFields []string
 }
 
 // Family is the event family: the part of the name before the first dot.
@@ -33,7 +37,7 @@ const PingType = "ping"
 // PingObject is data.object of a ping (spec 6.2): the endpoint pinged and
 // no company record.
 type PingObject struct {
-	Object            string `json:"object"` // always "ping"
+	Object            string `json:"object" const:"ping"` // always "ping"
 	WebhookEndpointID string `json:"webhook_endpoint_id"`
 }
 

@@ -18,7 +18,7 @@ func (TeamMemberType) Values() []string { return slices.Clone(memberTypes) }
 
 // Me is GET /me (2.2): the key's company, the key and the company's limits.
 type Me struct {
-	Object       string         `json:"object"`
+	Object       string         `json:"object" const:"me"`
 	Organization MeOrganization `json:"organization"`
 	Key          MeKey          `json:"key"`
 	Limits       MeLimits       `json:"limits"`
@@ -70,7 +70,7 @@ func (p *Principal) Me() Me {
 
 // TeamMember is an entry of GET /team (2.4).
 type TeamMember struct {
-	Object string         `json:"object"`
+	Object string         `json:"object" const:"team_member"`
 	ID     string         `json:"id"`
 	Name   string         `json:"name"`
 	Type   TeamMemberType `json:"type"`

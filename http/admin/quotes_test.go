@@ -1,7 +1,10 @@
 package admin_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"oficina/ops/testkit"
@@ -240,4 +243,72 @@ func TestQuoteListExpiresPastDueQuotesOnce(t *testing.T) {
 	if q := d.ok(t, 200, "GET", "/quotes/"+due.(string), nil); q["status"] != "expired" {
 		t.Errorf("GET after expiry: %v", q["status"])
 	}
+}
+
+// A quote's payment_plan is sent as written and documented as
+// QuotePaymentPlan (null, or a sale plan's members, each optional), so
+// writes take only that shape: 422 names the member that breaks it, and
+// what is accepted comes back unchanged (EventLog checks each event's body
+// against the document).
+func TestQuotePaymentPlanKeepsItsDocumentedShape(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	for _, tc := range []struct {
+		plan  any
+		param string // "": accepted
+	}{
+		{nil, ""},
+		{map[string]any{}, ""},
+		{map[string]any{"mode": "paid_full", "paid_at": "2026-01-01"}, ""},
+		{map[string]any{"entry_amount_cents": 5000, "installments": []map[string]any{{"amount_cents": 15000, "due_date": "2026-02-10"}},
+			"payment_method": "pix", "account_id": nil, "note": "kept"}, ""},
+		{"paid_full", "payment_plan"},
+		{[]any{}, "payment_plan"},
+		{map[string]any{"paid_at": "01/02/2026"}, "payment_plan"},
+		{map[string]any{"mode": "weekly"}, "payment_plan.mode"},
+		{map[string]any{"payment_method": "cheque"}, "payment_plan.payment_method"},
+		{map[string]any{"installments": []map[string]any{{"amount_cents": 100}}}, "payment_plan.installments[0].due_date"},
+	} {
+		r := d.do(t, "POST", "/quotes", map[string]any{"client_name": "Maria", "payment_plan": tc.plan})
+		if tc.param == "" {
+			if r.Status != 201 {
+				t.Errorf("%v: %d %s", tc.plan, r.Status, r.Raw)
+				continue
+			}
+			want, _ := json.Marshal(tc.plan)
+			got, _ := json.Marshal(r.Body["payment_plan"])
+			if !bytes.Equal(normalJSON(t, want), normalJSON(t, got)) {
+				t.Errorf("%v came back as %s", tc.plan, got)
+			}
+			d.expectEvents(t, "create", "quote.created")
+			continue
+		}
+		if r.Status != 422 || fieldParams(r) != tc.param {
+			t.Errorf("%v: %d %s, want 422 on %s", tc.plan, r.Status, r.Raw, tc.param)
+		}
+	}
+}
+
+// normalJSON re-encodes b with sorted keys.
+func normalJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// fieldParams joins the params of a validation error's fields.
+func fieldParams(r *testkit.Response) string {
+	e, _ := r.Body["error"].(map[string]any)
+	fs, _ := e["errors"].([]any)
+	var ps []string
+	for _, f := range fs {
+		m, _ := f.(map[string]any)
+		p, _ := m["param"].(string)
+		ps = append(ps, p)
+	}
+	return strings.Join(ps, ",")
 }

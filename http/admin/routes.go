@@ -157,7 +157,7 @@ func listTypes(ctx context.Context, w *streams.Write, r *http.Request) (int, any
 }
 
 func createType(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	in, err := decode[orders.TypeInput](r)
+	in, err := decode[orders.ServiceOrderTypeCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -166,7 +166,7 @@ func createType(ctx context.Context, w *streams.Write, r *http.Request) (int, an
 }
 
 func updateType(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	in, err := decode[orders.TypeInput](r)
+	in, err := decode[orders.ServiceOrderTypeCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}

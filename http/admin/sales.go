@@ -47,7 +47,7 @@ func (s *Server) salesRoutes() {
 }
 
 func createProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	in, err := decode[products.Input](r)
+	in, err := decode[products.ProductCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -67,7 +67,7 @@ func getProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, an
 }
 
 func updateProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	in, err := decode[products.Input](r)
+	in, err := decode[products.ProductCreate](r)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -7,7 +7,9 @@
 //   - responses: every member is present unless omitempty, a pointer may be
 //     null, arrays are never null unless tagged;
 //   - closed sets are named string types with Values() (an enum component),
-//     timestamps and dates come from apitime's types, integers are int64;
+//     a member tagged `const:"sale"` has that one value (every resource's
+//     object member); timestamps and dates come from apitime's types,
+//     integers are int64; JSON kept as written is shown as its Shape;
 //   - components are named after the Go types, which carry the API's nouns.
 package openapi
 
@@ -71,6 +73,9 @@ type Webhook struct {
 	// Object is data.object's type; Updated events carry changed_fields.
 	Object  reflect.Type
 	Updated bool
+	// Example is a body of this event as the server sends it (the
+	// envelope's JSON); a test checks it against the schema.
+	Example []byte
 }
 
 // Build returns the document.
@@ -107,7 +112,11 @@ func Build(spec Spec) (*openapi3.T, error) {
 	if len(spec.Webhooks) > 0 {
 		doc.Webhooks = map[string]*openapi3.PathItem{}
 		for _, w := range spec.Webhooks {
-			doc.Webhooks[w.Name] = webhook(s, w)
+			item, err := webhook(s, w)
+			if err != nil {
+				return nil, err
+			}
+			doc.Webhooks[w.Name] = item
 		}
 	}
 	if len(s.errs) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -30,6 +31,11 @@ const (
 // payment methods, ...): their values become the schema's enum.
 type Enum interface{ Values() []string }
 
+// Shaped is implemented by types that keep JSON as written (stored and sent
+// byte for byte) while every write checks it against a Go type: Shape
+// returns a zero value of that type, which the document shows.
+type Shaped interface{ Shape() any }
+
 // Named is implemented by the few types whose component name cannot be
 // their Go name (the error envelope is apierr.Body, since apierr.Error is
 // the Go error value).
@@ -37,6 +43,7 @@ type Named interface{ SchemaName() string }
 
 var (
 	enumType        = reflect.TypeFor[Enum]()
+	shapedType      = reflect.TypeFor[Shaped]()
 	namedType       = reflect.TypeFor[Named]()
 	rawJSON         = reflect.TypeFor[json.RawMessage]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -67,6 +74,11 @@ func (s *schemas) ref(t reflect.Type, d Direction) *openapi3.SchemaRef {
 	t = deref(t)
 	if inner, ok := wrapped(t); ok {
 		return s.ref(inner, d)
+	}
+	if t.Implements(shapedType) {
+		if sh, ok := reflect.Zero(t).Interface().(Shaped); ok && sh.Shape() != nil {
+			return s.ref(reflect.TypeOf(sh.Shape()), d)
+		}
 	}
 	if ts, date := apitime.IsTimeType(t); ts || date {
 		if date {
@@ -164,8 +176,21 @@ func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
 	if d == Request {
 		o.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
 	}
-	for _, m := range members(t) {
+	ms, err := members(t)
+	if err != nil {
+		s.fail("openapi: %s: %w", t, err)
+	}
+	for _, m := range ms {
 		p := s.ref(m.typ, d)
+		if m.min != nil || m.max != nil {
+			p = s.bounded(t, m, p)
+		}
+		if m.constant != "" {
+			if m.typ.Kind() != reflect.String {
+				s.fail("openapi: %s.%s: const on a %s", t, m.name, m.typ)
+			}
+			p = openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Const: m.constant})
+		}
 		if m.has("summarizable") {
 			// Shown as only its kind and id to a caller who may not read it.
 			p = openapi3.NewSchemaRef("", &openapi3.Schema{AnyOf: openapi3.SchemaRefs{p, summary(s)}})
@@ -201,6 +226,36 @@ type member struct {
 	omitempty bool
 	tags      []string // of `api:"..."`
 	doc       string
+	// constant is the one value of a member tagged `const:"..."`: the
+	// object member of every resource ("object": "sale").
+	constant string
+	// min and max are a number's bounds, tagged `min:"0" max:"604800"`
+	// where the server checks them.
+	min, max *float64
+}
+
+// bounded adds a member's minimum and maximum to its number schema p.
+func (s *schemas) bounded(t reflect.Type, m member, p *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if p.Ref != "" || p.Value.Type == nil || !(p.Value.Type.Includes("integer") || p.Value.Type.Includes("number")) {
+		s.fail("openapi: %s.%s: min/max on a non-number", t, m.name)
+		return p
+	}
+	v := *p.Value
+	v.Min, v.Max = m.min, m.max
+	return openapi3.NewSchemaRef("", &v)
+}
+
+// bound parses a min or max tag (nil when absent).
+func bound(tag reflect.StructTag, key string) (*float64, error) {
+	v, ok := tag.Lookup(key)
+	if !ok {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s:%q: %w", key, v, err)
+	}
+	return &f, nil
 }
 
 func (m member) has(tag string) bool { return slices.Contains(m.tags, tag) }
@@ -229,7 +284,7 @@ func (m member) nullable(d Direction) bool {
 
 // members lists the JSON members of struct t as encoding/json sees them:
 // embedded structs without a tag promote theirs, "-" hides one.
-func members(t reflect.Type) []member {
+func members(t reflect.Type) ([]member, error) {
 	var out []member
 	for f := range t.Fields() {
 		tag, hasTag := f.Tag.Lookup("json")
@@ -238,7 +293,11 @@ func members(t reflect.Type) []member {
 			continue
 		}
 		if f.Anonymous && (!hasTag || name == "") && deref(f.Type).Kind() == reflect.Struct {
-			out = append(out, members(deref(f.Type))...)
+			inner, err := members(deref(f.Type))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, inner...)
 			continue
 		}
 		if !f.IsExported() {
@@ -252,9 +311,17 @@ func members(t reflect.Type) []member {
 			api = strings.Split(v, ",")
 		}
 		optional := slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o == "omitempty" || o == "omitzero" })
-		out = append(out, member{name: name, typ: f.Type, omitempty: optional, tags: api, doc: f.Tag.Get("doc")})
+		m := member{name: name, typ: f.Type, omitempty: optional, tags: api, doc: f.Tag.Get("doc"), constant: f.Tag.Get("const")}
+		var err error
+		if m.min, err = bound(f.Tag, "min"); err != nil {
+			return nil, err
+		}
+		if m.max, err = bound(f.Tag, "max"); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
 	}
-	return out
+	return out, nil
 }
 
 // wrapped looks through an optional-field wrapper (field.Opt[T] and the

@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -9,7 +11,7 @@ import (
 // webhook is the webhooks entry of one event type: a POST whose body is
 // the envelope of spec 6.2 with data.object typed as the resource's GET
 // (or, summarized, only its object and id: rules 4 and 5 of 6.3).
-func webhook(s *schemas, w Webhook) *openapi3.PathItem {
+func webhook(s *schemas, w Webhook) (*openapi3.PathItem, error) {
 	name := eventSchemaName(w.Name)
 	s.components[name] = openapi3.NewSchemaRef("", eventSchema(s, w))
 	str := func(desc string) *openapi3.SchemaRef {
@@ -30,18 +32,25 @@ func webhook(s *schemas, w Webhook) *openapi3.PathItem {
 		params[i].Value.Name = n
 	}
 	ok := "Any 2xx acknowledges the delivery; anything else, a time-out or a redirect is retried for about 3 days."
+	body := &openapi3.MediaType{Schema: openapi3.NewSchemaRef("#/components/schemas/"+name, nil)}
+	if w.Example != nil {
+		var ex any
+		if err := json.Unmarshal(w.Example, &ex); err != nil {
+			return nil, fmt.Errorf("openapi: webhook %s: example: %w", w.Name, err)
+		}
+		body.Examples = openapi3.Examples{"example": &openapi3.ExampleRef{Value: openapi3.NewExample(ex)}}
+	}
 	return &openapi3.PathItem{Post: &openapi3.Operation{
 		OperationID: "on" + camelUpper(w.Name),
 		Summary:     w.Name,
 		Description: w.Summary,
 		Tags:        []string{"events"},
 		Parameters:  params,
-		RequestBody: &openapi3.RequestBodyRef{Value: &openapi3.RequestBody{Required: true, Content: openapi3.Content{
-			"application/json": &openapi3.MediaType{Schema: openapi3.NewSchemaRef("#/components/schemas/"+name, nil)},
-		}}},
+		RequestBody: &openapi3.RequestBodyRef{Value: &openapi3.RequestBody{Required: true,
+			Content: openapi3.Content{"application/json": body}}},
 		Responses: openapi3.NewResponses(openapi3.WithName("2XX", &openapi3.Response{Description: &ok})),
 		Security:  &openapi3.SecurityRequirements{},
-	}}
+	}}, nil
 }
 
 // eventSchema is the body of one event type.

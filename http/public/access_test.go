@@ -193,7 +193,7 @@ func TestServiceOrderTypesListAndPagination(t *testing.T) {
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		for i := 0; i < 5; i++ {
-			if _, err := orders.CreateType(ctx, tx, co.Company.ID, orders.TypeInput{Name: testkit.Ptr(fmt.Sprint("T", i)), RequiredOnCreate: testkit.Ptr(i == 0)}, time.Now()); err != nil {
+			if _, err := orders.CreateType(ctx, tx, co.Company.ID, orders.ServiceOrderTypeCreate{Name: testkit.Ptr(fmt.Sprint("T", i)), RequiredOnCreate: testkit.Ptr(i == 0)}, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -299,14 +299,14 @@ func TestPanicInsideTransactionWritesNothing(t *testing.T) {
 	func() {
 		defer func() { _ = recover() }()
 		_ = tenant.Tx(context.Background(), co.DB, co.Company.ID, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := orders.CreateType(ctx, tx, co.Company.ID, orders.TypeInput{Name: testkit.Ptr("ghost")}, time.Now()); err != nil {
+			if _, err := orders.CreateType(ctx, tx, co.Company.ID, orders.ServiceOrderTypeCreate{Name: testkit.Ptr("ghost")}, time.Now()); err != nil {
 				return err
 			}
 			panic("mid-write")
 		})
 	}()
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		n, err := tx.NewSelect().Model((*orders.ServiceOrderType)(nil)).Count(ctx)
+		n, err := tx.NewSelect().Model((*orders.TypeRow)(nil)).Count(ctx)
 		if err == nil && n != 0 {
 			err = errors.New("half-written type survived the panic")
 		}

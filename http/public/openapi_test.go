@@ -9,6 +9,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"oficina/http/public"
+	"oficina/schema/webhooks"
 )
 
 // The OpenAPI document is generated from the routes, is a valid OpenAPI
@@ -37,5 +38,23 @@ func TestOpenAPIDocumentIsGeneratedAndCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(bytes.TrimSpace(onDisk), bytes.TrimSpace(s.OpenAPI())) {
 		t.Error("docs/openapi.json is stale: run make openapi")
+	}
+}
+
+// The document's bounds are the server's: grace_period_seconds takes 0 to
+// MaxSecretGrace, as rotate_secret checks.
+func TestDocumentedBoundsAreTheServers(t *testing.T) {
+	t.Parallel()
+	s, err := public.New(public.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(s.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := doc.Components.Schemas["WebhookSecretRotation"].Value.Properties["grace_period_seconds"].Value
+	if g.Min == nil || *g.Min != 0 || g.Max == nil || *g.Max != webhooks.MaxSecretGrace.Seconds() {
+		t.Errorf("grace_period_seconds bounds %v..%v, the server takes 0..%v", g.Min, g.Max, webhooks.MaxSecretGrace.Seconds())
 	}
 }

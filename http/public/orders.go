@@ -42,14 +42,16 @@ func (s *Server) orderRoutes() {
 		example: `{"status": "pending"}`}, s.setServiceOrderStatus)
 	handle(s, http.MethodPost, "/service_orders/{id}/start", need("service_orders:update"), op{id: "startServiceOrder", tag: tg,
 		summary: "Start a service order", desc: "The order becomes `in_progress` with `started_at` set; a completed or " +
-			"canceled order refuses (409 `conflict`).", optionalBody: true}, s.startServiceOrder)
+			"canceled order refuses (409 `conflict`). The body, when sent, is an empty object.", optionalBody: true,
+		example: `{}`}, s.startServiceOrder)
 	handle(s, http.MethodPost, "/service_orders/{id}/complete", need("service_orders:update"), op{id: "completeServiceOrder",
 		tag: tg, summary: "Complete a service order", optionalBody: true,
 		desc: "Needs the required checklist items done and the technicians' completion order respected (else 409). " +
 			"With `link_financial_transaction: true` the total is posted to finance as revenue, which also needs " +
 			"`finance:create`.", example: `{"link_financial_transaction": true}`}, s.completeServiceOrder)
 	handle(s, http.MethodPost, "/service_orders/{id}/cancel", need("service_orders:update"), op{id: "cancelServiceOrder", tag: tg,
-		summary: "Cancel a service order", desc: "A completed or canceled order refuses (409 `conflict`).", optionalBody: true},
+		summary: "Cancel a service order", desc: "A completed or canceled order refuses (409 `conflict`). The body, when " +
+			"sent, is an empty object.", optionalBody: true, example: `{}`},
 		s.cancelServiceOrder)
 	handle(s, http.MethodPost, "/service_orders/from_quote", need("service_orders:create"), op{id: "createServiceOrderFromQuote",
 		tag: tg, summary: "Convert an approved quote into a service order", status: http.StatusCreated,

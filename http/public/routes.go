@@ -1,8 +1,13 @@
 package public
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-fuego/fuego"
@@ -11,6 +16,8 @@ import (
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/events"
+	"oficina/schema/ids"
+	"oficina/streams"
 	"oficina/streams/envelope"
 	"oficina/tenant"
 )
@@ -113,18 +120,48 @@ func query[T any](name, desc string) openapi.Param {
 func timestampQuery(name, desc string) openapi.Param { return query[apitime.Time](name, desc) }
 func dateQuery(name, desc string) openapi.Param      { return query[apitime.Date](name, desc) }
 
-// webhookSection is one entry per event type of the catalogue, and ping.
-func webhookSection() []openapi.Webhook {
+// webhookSection is one entry per event type of the catalogue, and ping,
+// each with an example built by the envelope builder the server sends with
+// from the table's example object.
+func webhookSection() ([]openapi.Webhook, error) {
 	var out []openapi.Webhook
 	for _, t := range append(events.Catalogue(), events.Ping) {
+		ex, err := webhookExample(t)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, openapi.Webhook{Name: t.Name, Summary: t.Summary, Object: reflect.TypeOf(t.Object),
-			Updated: envelope.IsUpdate(t.Name)})
+			Updated: envelope.IsUpdate(t.Name), Example: ex})
 	}
-	return out
+	return out, nil
 }
 
-// spec is the document's frame: info, servers, tags and the error envelope.
-func spec() openapi.Spec {
+// webhookExample is the body of an event of type t whose data.object is
+// the table's example, with a fixed event id (evt_ + the first 32 hex
+// digits of the name's SHA-256) and time, so the document is the same on
+// every build.
+func webhookExample(t streams.EventType) ([]byte, error) {
+	obj, err := json.Marshal(t.Object)
+	if err != nil {
+		return nil, fmt.Errorf("public: %s example: %w", t.Name, err)
+	}
+	sum := sha256.Sum256([]byte(t.Name))
+	_, body, err := envelope.Build(envelope.Params{ID: "evt_" + hex.EncodeToString(sum[:16]), Type: t.Name,
+		OrganizationID: ids.Example("co", 1), OccurredAt: time.Date(2026, 3, 14, 13, 5, 9, 0, time.UTC),
+		Object: obj, ChangedFields: t.ChangedFields})
+	if err != nil {
+		return nil, fmt.Errorf("public: %s example: %w", t.Name, err)
+	}
+	return body, nil
+}
+
+// spec is the document's frame: info, servers, tags, the webhooks section
+// and the error envelope.
+func spec() (openapi.Spec, error) {
+	hooks, err := webhookSection()
+	if err != nil {
+		return openapi.Spec{}, err
+	}
 	return openapi.Spec{
 		Info: &openapi3.Info{
 			Title:   "Oficina public API",
@@ -160,7 +197,7 @@ func spec() openapi.Spec {
 			{Name: "webhooks", Description: "Webhook endpoints and their delivery log (part 4.6). Owners and admins only."},
 			{Name: "events", Description: "The events Oficina sends to webhook endpoints (part 6)."},
 		},
-		Webhooks: webhookSection(),
+		Webhooks: hooks,
 		Errors: openapi.ErrorCodes{Envelope: reflect.TypeFor[apierr.Body](), Meaning: map[int]string{
 			400: "`invalid_request` (malformed request, broken JSON, invalid query parameter or Idempotency-Key) or `request_failed`.",
 			401: "`api_key_invalid`: any authentication failure, always the same answer.",
@@ -176,5 +213,5 @@ func spec() openapi.Spec {
 			500: "`internal_error`: retry later with the same `Idempotency-Key`.",
 			503: "`service_unavailable`: retry after `Retry-After` seconds with the same `Idempotency-Key`.",
 		}},
-	}
+	}, nil
 }

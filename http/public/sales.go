@@ -63,7 +63,10 @@ func (s *Server) saleRoutes() {
 			"invoice refuses (409).", example: `{"reason": "Desistência"}`}, s.cancelSale)
 	handle(s, http.MethodPost, "/quotes/{id}/convert_to_sale", need("quotes:update"), op{id: "convertQuoteToSale",
 		tag: "quotes", summary: "Convert an approved quote into a sale", status: http.StatusCreated,
-		desc:    "Also needs `sales:create`. The sale takes the quote's items; a quote converts once (409 `conflict`)." + finance,
+		desc: "Also needs `sales:create`. The sale takes the quote's client, items, discount and additional costs; a " +
+			"quote converts once (409 `conflict`). `payment_plan` defaults to the quote's plan (its mode, when absent, " +
+			"follows from what it has: an entry → `entry_and_rest`, installments → `installments`, else `paid_full`) and " +
+			"to `paid_full` paid on the sale date when the quote has none, so `{}` or no body converts." + finance,
 		example: `{"payment_plan": {"mode": "paid_full", "payment_method": "pix", "paid_at": "2026-12-01"}}`},
 		s.convertQuoteToSale)
 }

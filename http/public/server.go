@@ -130,7 +130,11 @@ func New(d Deps) (*Server, error) {
 	if d.IdempotencyTTL <= 0 {
 		d.IdempotencyTTL = idempotency.TTL
 	}
-	s := &Server{deps: d, routes: map[string]*route{}, spec: spec(),
+	sp, err := spec()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{deps: d, routes: map[string]*route{}, spec: sp,
 		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
 	switch {
 	case d.AuthFailuresPerMinute == 0:

@@ -50,7 +50,7 @@ func (s *Server) webhookRoutes() {
 	handle(s, http.MethodGet, base+"/{id}/deliveries", need("webhooks:read"), op{id: "listWebhookDeliveries", tag: tg,
 		summary: "List an endpoint's deliveries", desc: "The delivery log, newest first; kept 30 days.", query: pageParams(
 			query[webhooks.WebhookDeliveryStatus]("status", "Only deliveries in this status."),
-			query[string]("event_type", "Only deliveries of this event type."),
+			query[webhooks.EventType]("event_type", "Only deliveries of this event type."),
 			query[string]("event_id", "Only deliveries of this event (`evt_…`): the original and its resends."),
 			timestampQuery("created_after", "Only deliveries created at or after this time."),
 			timestampQuery("created_before", "Only deliveries created before this time."))},

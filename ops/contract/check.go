@@ -332,32 +332,64 @@ func keys(m map[string]any) []string {
 }
 
 // Examples validates every request body example of the document against
-// its request schema, so an example an integrator copies is accepted.
+// its request schema, so an example an integrator copies is accepted: the
+// operations' and the webhooks' (an event body as the server sends it).
 func (d *Document) Examples() []Mismatch {
 	var out []Mismatch
-	paths, _ := d.root["paths"].(map[string]any)
-	for _, p := range keys(paths) {
-		item, itemPtr := d.resolve(paths[p], "/paths/"+escape(p))
-		for _, method := range keys(item) {
-			op, ok := item[method].(map[string]any)
-			if !ok || op["requestBody"] == nil {
-				continue
-			}
-			rb, rbPtr := d.resolve(op["requestBody"], itemPtr+"/"+method+"/requestBody")
-			content, _ := rb["content"].(map[string]any)
-			media, _ := content["application/json"].(map[string]any)
-			examples, _ := media["examples"].(map[string]any)
-			for _, name := range keys(examples) {
-				ex, _ := d.resolve(examples[name], "")
-				body, err := json.Marshal(ex["value"])
-				if err != nil {
+	for _, section := range []string{"paths", "webhooks"} {
+		items, _ := d.root[section].(map[string]any)
+		for _, p := range keys(items) {
+			item, itemPtr := d.resolve(items[p], "/"+section+"/"+escape(p))
+			for _, method := range keys(item) {
+				op, ok := item[method].(map[string]any)
+				if !ok || op["requestBody"] == nil {
 					continue
 				}
-				for _, m := range d.validate(rbPtr+"/content/application~1json/schema", body) {
-					m.Operation = strings.ToUpper(method) + " " + p + " example " + name
-					out = append(out, m)
+				name := strings.ToUpper(method) + " " + p
+				if section == "webhooks" {
+					name = "webhook " + p
 				}
+				out = append(out, d.bodyExamples(name, op["requestBody"], itemPtr+"/"+method+"/requestBody")...)
 			}
+		}
+	}
+	return out
+}
+
+// WebhooksWithoutExample lists the webhooks entries whose body has no
+// example.
+func (d *Document) WebhooksWithoutExample() []string {
+	var out []string
+	hooks, _ := d.root["webhooks"].(map[string]any)
+	for _, name := range keys(hooks) {
+		item, _ := d.resolve(hooks[name], "")
+		post, _ := item["post"].(map[string]any)
+		rb, _ := d.resolve(post["requestBody"], "")
+		content, _ := rb["content"].(map[string]any)
+		media, _ := content["application/json"].(map[string]any)
+		if ex, _ := media["examples"].(map[string]any); len(ex) == 0 && media["example"] == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// bodyExamples validates the examples of one request body.
+func (d *Document) bodyExamples(name string, requestBody any, ptr string) []Mismatch {
+	var out []Mismatch
+	rb, rbPtr := d.resolve(requestBody, ptr)
+	content, _ := rb["content"].(map[string]any)
+	media, _ := content["application/json"].(map[string]any)
+	examples, _ := media["examples"].(map[string]any)
+	for _, ex := range keys(examples) {
+		e, _ := d.resolve(examples[ex], "")
+		body, err := json.Marshal(e["value"])
+		if err != nil {
+			continue
+		}
+		for _, m := range d.validate(rbPtr+"/content/application~1json/schema", body) {
+			m.Operation = name + " example " + ex
+			out = append(out, m)
 		}
 	}
 	return out

@@ -208,7 +208,8 @@ func TestTheTallyCountsAndQuotes(t *testing.T) {
 }
 
 // Every request body example of the generated document is accepted by its
-// own schema (an integrator copies them).
+// own schema (an integrator copies them), webhook bodies included, and
+// every webhook has one.
 func TestRequestExamplesMatchTheirSchemas(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../docs/openapi.json")
@@ -221,5 +222,8 @@ func TestRequestExamplesMatchTheirSchemas(t *testing.T) {
 	}
 	for _, m := range doc.Examples() {
 		t.Error(m.String())
+	}
+	if missing := doc.WebhooksWithoutExample(); len(missing) > 0 {
+		t.Errorf("webhooks without an example: %v", missing)
 	}
 }

@@ -96,7 +96,7 @@ func createDemo(ctx context.Context, db *bun.DB, now time.Time) (string, error) 
 			}
 		}
 		for _, t := range []string{"Instalação", "Manutenção"} {
-			if _, err := orders.CreateType(ctx, tx, c.ID, orders.TypeInput{Name: ptr(t)}, now); err != nil {
+			if _, err := orders.CreateType(ctx, tx, c.ID, orders.ServiceOrderTypeCreate{Name: ptr(t)}, now); err != nil {
 				return err
 			}
 		}

@@ -24,7 +24,9 @@ type Event struct {
 }
 
 // EventLog reads the events a company's writes recorded in the outbox
-// (an API without a publisher leaves them there), each once.
+// (an API without a publisher leaves them there), each once. Each body is
+// checked against the OpenAPI webhooks section (CheckWebhook), as a
+// receiver would get it.
 type EventLog struct {
 	co   *Company
 	seen map[string]bool
@@ -48,6 +50,7 @@ func (l *EventLog) Next(t testing.TB) []Event {
 			continue
 		}
 		l.seen[r.ID] = true
+		CheckWebhook(t, r.Body)
 		var ev Event
 		if err := json.Unmarshal(r.Body, &ev); err != nil {
 			t.Fatal(err)

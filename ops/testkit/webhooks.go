@@ -24,12 +24,15 @@ type Received struct {
 // Receiver starts a local HTTPS webhook receiver (an httptest TLS server)
 // that answers with answer and reports each request on the returned
 // channel (buffered; requests beyond the buffer are answered, not
-// reported, so a test that reads nothing never blocks it).
+// reported, so a test that reads nothing never blocks it). Every body is
+// checked against the OpenAPI webhooks section (CheckWebhook): a mismatch
+// fails the test that started the receiver.
 func Receiver(t testing.TB, answer http.HandlerFunc) (*httptest.Server, chan Received) {
 	t.Helper()
 	got := make(chan Received, 1000)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		CheckWebhook(t, b)
 		select {
 		case got <- Received{Header: r.Header.Clone(), Body: b}:
 		default:

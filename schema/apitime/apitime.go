@@ -28,6 +28,16 @@ type Date struct{ time.Time }
 // At returns t as a Time (UTC, whole seconds).
 func At(t time.Time) Time { return Time{t.UTC().Truncate(time.Second)} }
 
+// TimeOf is the UTC instant of a date and time of day (examples).
+func TimeOf(year int, month time.Month, day, hour, minute, second int) Time {
+	return Time{time.Date(year, month, day, hour, minute, second, 0, time.UTC)}
+}
+
+// DateOf is a calendar date (examples).
+func DateOf(year int, month time.Month, day int) Date {
+	return Date{time.Date(year, month, day, 0, 0, 0, 0, time.UTC)}
+}
+
 // ParseTimestamp parses the exact timestamp shape.
 func ParseTimestamp(s string) (Time, error) {
 	if len(s) != len(TimestampLayout) {

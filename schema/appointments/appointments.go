@@ -63,7 +63,7 @@ type MirrorRow struct {
 
 // Appointment is an appointment as the admin API shows it (with its mirrors).
 type Appointment struct {
-	Object         string       `json:"object"`
+	Object         string       `json:"object" const:"appointment"`
 	ID             string       `json:"id"`
 	Title          string       `json:"title"`
 	Status         string       `json:"status"`

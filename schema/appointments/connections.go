@@ -34,7 +34,7 @@ type Connection struct {
 
 // ConnectionView is a connection as the admin API shows it.
 type ConnectionView struct {
-	Object             string       `json:"object"`
+	Object             string       `json:"object" const:"connected_calendar"`
 	ID                 string       `json:"id"`
 	MemberID           string       `json:"member_id"`
 	Provider           string       `json:"provider"`

@@ -43,7 +43,7 @@ type Row struct {
 
 // Client is a client as GET /clients/{id} returns it (docs/api.md).
 type Client struct {
-	Object            string        `json:"object"`
+	Object            string        `json:"object" const:"client"`
 	ID                string        `json:"id"`
 	Name              string        `json:"name"`
 	Email             *string       `json:"email"`

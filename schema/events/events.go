@@ -16,6 +16,7 @@ import (
 
 	"oficina/schema/clients"
 	"oficina/schema/finance"
+	"oficina/schema/ids"
 	"oficina/schema/orders"
 	"oficina/schema/products"
 	"oficina/schema/quotes"
@@ -53,7 +54,7 @@ func Families() []Family {
 // Ping is the event POST /webhook_endpoints/{id}/ping sends to that endpoint
 // only. It is not subscribable, not in Catalogue and never on EVENTS.
 var Ping = streams.EventType{
-	Name: streams.PingType, Kind: "ping", Object: streams.PingObject{},
+	Name: streams.PingType, Kind: "ping", Object: streams.PingObject{Object: streams.PingType, WebhookEndpointID: ids.Example("we", 1)},
 	Summary: "Sent by POST /webhook_endpoints/{id}/ping to that endpoint only, to test it; it carries no company record.",
 }
 

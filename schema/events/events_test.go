@@ -17,7 +17,8 @@ import (
 // Spec 6.2 and 6.4: every catalogued type is well formed — a unique
 // lower-case name in a known family whose module has a read permission, a
 // summary for integrators, and an Object whose JSON is an object with
-// "object" and "id" like every GET representation. Ping stands apart.
+// "object" and "id" like every GET representation, filled as the OpenAPI
+// webhook example. Ping stands apart.
 func TestEventTableIsWellFormed(t *testing.T) {
 	t.Parallel()
 	name := regexp.MustCompile(`^[a-z_]+\.[a-z_]+$`)
@@ -53,6 +54,20 @@ func TestEventTableIsWellFormed(t *testing.T) {
 		keys := jsonKeys(t, et.Object)
 		if !slices.Contains(keys, "object") || (et.Name != events.Ping.Name && !slices.Contains(keys, "id")) {
 			t.Errorf("%s: %T renders %v, want object and id", et.Name, et.Object, keys)
+		}
+		// Object is the example of the OpenAPI document: of its kind, and
+		// an update's example names changed fields the object has.
+		var obj struct {
+			Object, ID string
+		}
+		b, _ := json.Marshal(et.Object)
+		if err := json.Unmarshal(b, &obj); err != nil || obj.Object != et.Kind || (et.Name != events.Ping.Name && obj.ID == "") {
+			t.Errorf("%s: example %s is not a %s with an id", et.Name, b, et.Kind)
+		}
+		updated := strings.HasSuffix(et.Name, ".updated")
+		if updated != (len(et.ChangedFields) > 0) || !slices.IsSorted(et.ChangedFields) ||
+			slices.ContainsFunc(et.ChangedFields, func(f string) bool { return !slices.Contains(keys, f) || f == "updated_at" }) {
+			t.Errorf("%s: example changed_fields %v (object members %v)", et.Name, et.ChangedFields, keys)
 		}
 	}
 	for f, used := range families {

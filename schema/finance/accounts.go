@@ -11,7 +11,7 @@ import (
 
 // Account is the representation of an account (admin API).
 type Account struct {
-	Object              string       `json:"object"`
+	Object              string       `json:"object" const:"finance_account"`
 	ID                  string       `json:"id"`
 	Name                string       `json:"name"`
 	Kind                string       `json:"kind"`

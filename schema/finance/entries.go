@@ -37,7 +37,7 @@ type FinancialTransactionCreate struct {
 // financial_transaction.created.
 func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
 	var f apierr.Fields
-	if in.Kind != "income" && in.Kind != "expense" {
+	if in.Kind != KindIncome && in.Kind != KindExpense {
 		f.Add("kind", "invalid_value")
 	}
 	if utf8.RuneCountInString(in.Description) > MaxDescription {

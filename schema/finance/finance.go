@@ -40,6 +40,26 @@ const (
 	StatusCanceled = "canceled"
 )
 
+// Kinds of a transaction.
+const (
+	KindIncome  = "income"
+	KindExpense = "expense"
+)
+
+// FinancialTransactionKind is an entry's kind.
+type FinancialTransactionKind string
+
+// Values are the kinds.
+func (FinancialTransactionKind) Values() []string { return []string{KindIncome, KindExpense} }
+
+// FinancialTransactionStatus is an entry's status.
+type FinancialTransactionStatus string
+
+// Values are the statuses.
+func (FinancialTransactionStatus) Values() []string {
+	return []string{StatusOpen, StatusPaid, StatusSettled, StatusCanceled}
+}
+
 // TransactionRow is a financial transaction.
 type TransactionRow struct {
 	bun.BaseModel `bun:"table:financial_transactions"`
@@ -67,14 +87,14 @@ type TransactionRow struct {
 
 // FinancialTransaction is the GET representation of a financial transaction.
 type FinancialTransaction struct {
-	Object      string  `json:"object"`
-	ID          string  `json:"id"`
-	AccountID   *string `json:"account_id"`
-	Kind        string  `json:"kind"`
-	Status      string  `json:"status"`
-	Description string  `json:"description"`
-	AmountCents int64   `json:"amount_cents"`
-	// OriginalAmountCents: see Transaction.
+	Object      string                     `json:"object" const:"financial_transaction"`
+	ID          string                     `json:"id"`
+	AccountID   *string                    `json:"account_id"`
+	Kind        FinancialTransactionKind   `json:"kind"`
+	Status      FinancialTransactionStatus `json:"status"`
+	Description string                     `json:"description"`
+	AmountCents int64                      `json:"amount_cents"`
+	// OriginalAmountCents: see TransactionRow.
 	OriginalAmountCents *int64        `json:"original_amount_cents"`
 	TransactionDate     apitime.Date  `json:"transaction_date"`
 	DueDate             *apitime.Date `json:"due_date"`
@@ -89,7 +109,8 @@ type FinancialTransaction struct {
 
 // TransactionView renders the GET representation.
 func (t *TransactionRow) View() FinancialTransaction {
-	return FinancialTransaction{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID, Kind: t.Kind, Status: t.Status,
+	return FinancialTransaction{Object: "financial_transaction", ID: t.ID, AccountID: t.AccountID,
+		Kind: FinancialTransactionKind(t.Kind), Status: FinancialTransactionStatus(t.Status),
 		Description: t.Description, AmountCents: t.AmountCents, OriginalAmountCents: t.OriginalAmountCents,
 		TransactionDate: t.TransactionDate, DueDate: t.DueDate,
 		PaymentDate: t.PaymentDate, SaleID: t.SaleID, InstallmentID: t.InstallmentID, PaymentID: t.PaymentID, ServiceOrderID: t.ServiceOrderID,

@@ -6,7 +6,9 @@ package ids
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -21,6 +23,24 @@ func NewAt(prefix string, t time.Time) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
 	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails (Go 1.24+)
+	return encode(prefix, b)
+}
+
+// Example is a well-formed id for documentation examples (the OpenAPI
+// webhook examples): made at a fixed instant with n as its random part, so
+// it is the same on every build and Example(p, n) names the same record
+// wherever an example refers to it.
+func Example(prefix string, n uint64) string {
+	var b [16]byte
+	at := time.Date(2026, 3, 14, 13, 5, 9, 0, time.UTC)
+	binary.BigEndian.PutUint64(b[:8], uint64(at.UnixMilli())<<16)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d", prefix, n)) // random-looking bits from prefix and n
+	copy(b[6:], sum[:])
+	return encode(prefix, b)
+}
+
+// encode renders prefix + "_" + b as 26 base32 digits.
+func encode(prefix string, b [16]byte) string {
 	out := make([]byte, 0, len(prefix)+27)
 	out = append(out, prefix...)
 	out = append(out, '_')

@@ -46,3 +46,12 @@ func TestAnIDTellsWhenItWasMade(t *testing.T) {
 		}
 	}
 }
+
+// Example ids are valid ids, the same on every call, distinct per n.
+func TestExampleIDsAreValidAndStable(t *testing.T) {
+	t.Parallel()
+	a, b := Example("cli", 1), Example("cli", 2)
+	if !Valid("cli", a) || !Valid("cli", b) || a == b || a != Example("cli", 1) {
+		t.Fatalf("Example: %s %s", a, b)
+	}
+}

@@ -31,9 +31,9 @@ func DefaultTitle(name string) string { return defaultTitle + name }
 
 // Plan is a validated capture, ready to run in a transaction.
 type Plan struct {
-	client *clients.Row  // stored when the contact is new
-	task   *tasks.Input  // nil: no task; empty Title: the default one
-	dueIn  time.Duration // when not zero, the task falls due this long after the capture
+	client *clients.Row      // stored when the contact is new
+	task   *tasks.TaskCreate // nil: no task; empty Title: the default one
+	dueIn  time.Duration     // when not zero, the task falls due this long after the capture
 }
 
 // Validate checks a request and reports every invalid field at once, the
@@ -65,9 +65,9 @@ func Validate(r LeadCaptureCreate, companyID string) (*Plan, error) {
 func blank(s *string) bool { return s == nil || strings.TrimSpace(*s) == "" }
 
 // taskInput turns the task object (zero for the default task) into a
-// tasks.Input.
-func taskInput(t LeadTask, f *apierr.Fields) (*tasks.Input, time.Duration) {
-	in := &tasks.Input{Description: t.Description, AssigneeID: t.AssigneeID, AssigneeType: (*string)(t.AssigneeType)}
+// tasks.TaskCreate.
+func taskInput(t LeadTask, f *apierr.Fields) (*tasks.TaskCreate, time.Duration) {
+	in := &tasks.TaskCreate{Description: t.Description, AssigneeID: t.AssigneeID, AssigneeType: (*string)(t.AssigneeType)}
 	if t.Priority != nil {
 		in.Priority = string(*t.Priority)
 		if in.Priority == "" {
@@ -102,7 +102,7 @@ func taskInput(t LeadTask, f *apierr.Fields) (*tasks.Input, time.Duration) {
 // LeadCapture is the answer of POST /leads (spec 2.7). The type is named for
 // its OpenAPI component.
 type LeadCapture struct {
-	Object       string         `json:"object"`
+	Object       string         `json:"object" const:"lead_capture"`
 	Lead         clients.Client `json:"lead" api:"summarizable"`
 	Task         *tasks.Task    `json:"task" api:"summarizable"`
 	Deduplicated bool           `json:"deduplicated"`

@@ -42,7 +42,7 @@ type Checklist struct {
 
 // ChecklistView is a checklist as the admin API shows it.
 type ChecklistView struct {
-	Object    string                  `json:"object"`
+	Object    string                  `json:"object" const:"service_order_checklist"`
 	ID        string                  `json:"id"`
 	Name      string                  `json:"name"`
 	Active    bool                    `json:"active"`

@@ -25,13 +25,13 @@ const (
 // EventTypes describes the service order events for the catalogue.
 func EventTypes() []streams.EventType {
 	return []streams.EventType{
-		{Name: EventCreated, Kind: "service_order", Object: ServiceOrder{},
+		{Name: EventCreated, Kind: "service_order", Object: example(),
 			Summary: "A service order was created: through the API, in the dashboard, or by converting a quote."},
-		{Name: EventUpdated, Kind: "service_order", Object: ServiceOrder{},
+		{Name: EventUpdated, Kind: "service_order", Object: example(), ChangedFields: []string{"scheduled_end", "scheduled_start", "status"},
 			Summary: "An order's representation changed (edit, status, start, completion, cancellation, checklist, technicians' marks); changed_fields names the fields."},
-		{Name: EventStatusChanged, Kind: "service_order", Object: ServiceOrder{},
+		{Name: EventStatusChanged, Kind: "service_order", Object: example(),
 			Summary: "An order's status changed; sent before the same write's service_order.updated, whose changed_fields include status."},
-		{Name: EventDeleted, Kind: "service_order", Object: ServiceOrder{},
+		{Name: EventDeleted, Kind: "service_order", Object: example(),
 			Summary: "An order was deleted in the dashboard; the object is the order as it was. Its appointment, revenue entry and quote stay, unlinked, without events of their own."},
 	}
 }

@@ -110,7 +110,7 @@ type Row struct {
 // ServiceOrder is an order as GET /service_orders/{id} returns it; events carry
 // exactly this.
 type ServiceOrder struct {
-	Object                string                      `json:"object"`
+	Object                string                      `json:"object" const:"service_order"`
 	ID                    string                      `json:"id"`
 	Number                int64                       `json:"number"`
 	Status                ServiceOrderStatus          `json:"status"`

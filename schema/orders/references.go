@@ -13,11 +13,11 @@ import (
 )
 
 // getType reads a type of the company (404 otherwise).
-func getType(ctx context.Context, tx bun.IDB, id string) (*ServiceOrderType, error) {
+func getType(ctx context.Context, tx bun.IDB, id string) (*TypeRow, error) {
 	if !ids.Valid("sot", id) {
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}
-	t := new(ServiceOrderType)
+	t := new(TypeRow)
 	if err := tx.NewSelect().Model(t).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, apierr.NoRows(err)
 	}

@@ -162,7 +162,7 @@ func takeNumber(ctx context.Context, tx bun.IDB, companyID string, c *companyCon
 
 // SettingsView is the admin API's order settings.
 type SettingsView struct {
-	Object                    string   `json:"object"`
+	Object                    string   `json:"object" const:"service_order_settings"`
 	RequiredFields            []string `json:"required_fields"`
 	TechnicianCompletionOrder string   `json:"technician_completion_order"`
 	// MonthlyOrderQuota is the company's own quota; null uses the plan's.

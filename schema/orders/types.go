@@ -16,28 +16,42 @@ import (
 	"oficina/schema/page"
 )
 
-// ServiceOrderType is a service order type (2.3).
-type ServiceOrderType struct {
+// TypeRow is a stored service order type.
+type TypeRow struct {
 	bun.BaseModel `bun:"table:service_order_types"`
 
-	Object           string    `bun:"-" json:"object"`
-	ID               string    `bun:"id,pk" json:"id"`
-	CompanyID        string    `bun:"company_id" json:"-"`
-	Name             string    `bun:"name" json:"name"`
-	Active           bool      `bun:"active" json:"active"`
-	RequiredOnCreate bool      `bun:"required_on_create" json:"required_on_create"`
-	CreatedAt        time.Time `bun:"created_at" json:"-"`
-	UpdatedAt        time.Time `bun:"updated_at" json:"-"`
+	ID               string    `bun:"id,pk"`
+	CompanyID        string    `bun:"company_id"`
+	Name             string    `bun:"name"`
+	Active           bool      `bun:"active"`
+	RequiredOnCreate bool      `bun:"required_on_create"`
+	CreatedAt        time.Time `bun:"created_at"`
+	UpdatedAt        time.Time `bun:"updated_at"`
 }
 
-// TypeInput creates or changes a type (dashboard action).
-type TypeInput struct {
+// ServiceOrderType is a service order type (2.3) as the API returns it.
+type ServiceOrderType struct {
+	Object           string `json:"object" const:"service_order_type"`
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Active           bool   `json:"active"`
+	RequiredOnCreate bool   `json:"required_on_create"`
+}
+
+// View renders the type.
+func (t *TypeRow) View() ServiceOrderType {
+	return ServiceOrderType{Object: "service_order_type", ID: t.ID, Name: t.Name, Active: t.Active,
+		RequiredOnCreate: t.RequiredOnCreate}
+}
+
+// ServiceOrderTypeCreate creates or changes a type (dashboard action).
+type ServiceOrderTypeCreate struct {
 	Name             *string `json:"name"`
 	Active           *bool   `json:"active"`
 	RequiredOnCreate *bool   `json:"required_on_create"`
 }
 
-func (in TypeInput) apply(t *ServiceOrderType) error {
+func (in ServiceOrderTypeCreate) apply(t *TypeRow) error {
 	if in.Name != nil {
 		t.Name = strings.TrimSpace(*in.Name)
 	}
@@ -55,42 +69,41 @@ func (in TypeInput) apply(t *ServiceOrderType) error {
 
 // ListTypes lists the company's types, newest first.
 func ListTypes(ctx context.Context, tx bun.IDB, p page.Params) (page.List[ServiceOrderType], error) {
-	var rows []ServiceOrderType
+	var rows []TypeRow
 	if err := p.Apply(tx.NewSelect().Model(&rows), "id").Scan(ctx); err != nil {
 		return page.List[ServiceOrderType]{}, fmt.Errorf("orders: list types: %w", err)
 	}
+	views := make([]ServiceOrderType, len(rows))
 	for i := range rows {
-		rows[i].Object = "service_order_type"
+		views[i] = rows[i].View()
 	}
-	return page.Wrap(p, rows), nil
+	return page.Wrap(p, views), nil
 }
 
 // CreateType adds a type to the company.
-func CreateType(ctx context.Context, tx bun.IDB, companyID string, in TypeInput, now time.Time) (*ServiceOrderType, error) {
-	t := &ServiceOrderType{ID: ids.New("sot"), CompanyID: companyID, Active: true, CreatedAt: now, UpdatedAt: now}
+func CreateType(ctx context.Context, tx bun.IDB, companyID string, in ServiceOrderTypeCreate, now time.Time) (ServiceOrderType, error) {
+	t := &TypeRow{ID: ids.New("sot"), CompanyID: companyID, Active: true, CreatedAt: now, UpdatedAt: now}
 	if err := in.apply(t); err != nil {
-		return nil, err
+		return ServiceOrderType{}, err
 	}
 	if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("orders: create type: %w", err)
+		return ServiceOrderType{}, fmt.Errorf("orders: create type: %w", err)
 	}
-	t.Object = "service_order_type"
-	return t, nil
+	return t.View(), nil
 }
 
 // UpdateType changes a type.
-func UpdateType(ctx context.Context, tx bun.IDB, id string, in TypeInput, now time.Time) (*ServiceOrderType, error) {
-	t := new(ServiceOrderType)
+func UpdateType(ctx context.Context, tx bun.IDB, id string, in ServiceOrderTypeCreate, now time.Time) (ServiceOrderType, error) {
+	t := new(TypeRow)
 	if err := tx.NewSelect().Model(t).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+		return ServiceOrderType{}, apierr.NoRows(err)
 	}
 	if err := in.apply(t); err != nil {
-		return nil, err
+		return ServiceOrderType{}, err
 	}
 	t.UpdatedAt = now
 	if _, err := tx.NewUpdate().Model(t).WherePK().Exec(ctx); err != nil {
-		return nil, fmt.Errorf("orders: update type: %w", err)
+		return ServiceOrderType{}, fmt.Errorf("orders: update type: %w", err)
 	}
-	t.Object = "service_order_type"
-	return t, nil
+	return t.View(), nil
 }

@@ -46,7 +46,7 @@ func Parse(q url.Values) (Params, error) {
 
 // List is the list wrapper.
 type List[T any] struct {
-	Object  string `json:"object"`
+	Object  string `json:"object" const:"list"`
 	Data    []T    `json:"data"`
 	HasMore bool   `json:"has_more"`
 }

@@ -57,7 +57,7 @@ func (PortalSessionStatus) Values() []string {
 // PortalSession is a session as the APIs return it. URL, the one-time
 // link, is present only in the answer that minted it.
 type PortalSession struct {
-	Object            string              `json:"object"`
+	Object            string              `json:"object" const:"portal_session"`
 	ID                string              `json:"id"`
 	URL               string              `json:"url,omitempty" doc:"The one-time link; only in the answer that mints the session. Opening it starts the session in that browser."`
 	Status            PortalSessionStatus `json:"status"`

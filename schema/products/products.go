@@ -68,7 +68,7 @@ func SalePrice(price int64, promo *int64) int64 {
 
 // Product is the representation of a product (admin API and events).
 type Product struct {
-	Object                string             `json:"object"`
+	Object                string             `json:"object" const:"product"`
 	ID                    string             `json:"id"`
 	Name                  string             `json:"name"`
 	SKU                   *string            `json:"sku"`
@@ -83,7 +83,7 @@ type Product struct {
 
 // ProductVariation is a variation inside a product's view.
 type ProductVariation struct {
-	Object                string  `json:"object"`
+	Object                string  `json:"object" const:"product_variation"`
 	ID                    string  `json:"id"`
 	Name                  string  `json:"name"`
 	SKU                   *string `json:"sku"`

@@ -31,7 +31,7 @@ type ServiceRow struct {
 
 // Service is the representation of a service.
 type Service struct {
-	Object         string       `json:"object"`
+	Object         string       `json:"object" const:"service"`
 	ID             string       `json:"id"`
 	Name           string       `json:"name"`
 	BasePriceCents int64        `json:"base_price_cents"`

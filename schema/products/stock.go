@@ -25,6 +25,14 @@ const (
 	ReasonSaleCanceled = "sale_canceled"
 )
 
+// StockMovementReason is why stock moved.
+type StockMovementReason string
+
+// Values are the reasons.
+func (StockMovementReason) Values() []string {
+	return []string{ReasonAdjustment, ReasonSale, ReasonSaleVersion, ReasonSaleCanceled}
+}
+
 // MovementRow is an entry of the stock ledger.
 type MovementRow struct {
 	bun.BaseModel `bun:"table:stock_movements,alias:m"`
@@ -43,21 +51,21 @@ type MovementRow struct {
 // StockMovement is the representation of a movement (stock.changed events,
 // admin API). A ledger movement has only created_at (spec 2.1).
 type StockMovement struct {
-	Object       string       `json:"object"`
-	ID           string       `json:"id"`
-	ProductID    string       `json:"product_id"`
-	VariationID  *string      `json:"variation_id"`
-	Quantity     int64        `json:"quantity"`
-	BalanceAfter int64        `json:"balance_after"`
-	Reason       string       `json:"reason"`
-	SaleID       *string      `json:"sale_id"`
-	CreatedAt    apitime.Time `json:"created_at"`
+	Object       string              `json:"object" const:"stock_movement"`
+	ID           string              `json:"id"`
+	ProductID    string              `json:"product_id"`
+	VariationID  *string             `json:"variation_id"`
+	Quantity     int64               `json:"quantity"`
+	BalanceAfter int64               `json:"balance_after"`
+	Reason       StockMovementReason `json:"reason"`
+	SaleID       *string             `json:"sale_id"`
+	CreatedAt    apitime.Time        `json:"created_at"`
 }
 
 // View renders the movement.
 func (m *MovementRow) View() StockMovement {
 	return StockMovement{Object: "stock_movement", ID: m.ID, ProductID: m.ProductID, VariationID: m.VariationID,
-		Quantity: m.Quantity, BalanceAfter: m.BalanceAfter, Reason: m.Reason, SaleID: m.SaleID, CreatedAt: apitime.At(m.CreatedAt)}
+		Quantity: m.Quantity, BalanceAfter: m.BalanceAfter, Reason: StockMovementReason(m.Reason), SaleID: m.SaleID, CreatedAt: apitime.At(m.CreatedAt)}
 }
 
 // MovementChanges are the stock.changed events of movements.

@@ -28,13 +28,13 @@ const (
 	MaxVariations = 100
 )
 
-// Input creates or changes a product (dashboard action). On update,
+// ProductCreate creates or changes a product (dashboard action). On update,
 // omitted fields stay; variations, when sent, is the complete list:
 // entries with an id change that variation, entries without one are added
 // and variations left out are deleted. Stock is set only when a product or
 // variation is created (stock_quantity, recorded as an adjustment); later
 // changes go through Adjust.
-type Input struct {
+type ProductCreate struct {
 	Name                  field.Opt[string] `json:"name"`
 	SKU                   field.Opt[string] `json:"sku" api:"nullable"`
 	PriceCents            field.Opt[int64]  `json:"price_cents"`
@@ -44,7 +44,7 @@ type Input struct {
 	Variations            *[]VariationInput `json:"variations"`
 }
 
-// VariationInput is one variation of Input.
+// VariationInput is one variation of ProductCreate.
 type VariationInput struct {
 	ID                    *string `json:"id"`
 	Name                  string  `json:"name"`
@@ -54,7 +54,7 @@ type VariationInput struct {
 	StockQuantity         *int64  `json:"stock_quantity"` // new variations only
 }
 
-func (in *Input) apply(p *Row, creating bool, f *apierr.Fields) {
+func (in *ProductCreate) apply(p *Row, creating bool, f *apierr.Fields) {
 	if in.Name.Set {
 		p.Name = strings.TrimSpace(in.Name.Value)
 	}
@@ -110,7 +110,7 @@ func checkPrice(f *apierr.Fields, param string, v int64) {
 
 // Create stores a product with its variations and initial stock, and
 // records product.created and one stock.changed per initial stock.
-func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in Input) (*Row, error) {
+func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in ProductCreate) (*Row, error) {
 	p := &Row{ID: ids.New("prd"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	var f apierr.Fields
 	in.apply(p, true, &f)
@@ -136,7 +136,7 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in Input) (*Row, 
 
 // Update changes a product (dashboard action) and records product.updated
 // when its representation changed.
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in Input) (*Row, error) {
+func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ProductCreate) (*Row, error) {
 	p, err := Get(ctx, tx, id, true)
 	if err != nil {
 		return nil, err

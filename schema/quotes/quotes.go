@@ -7,6 +7,7 @@ package quotes
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -16,7 +17,7 @@ import (
 	"oficina/schema/ids"
 )
 
-// Statuses.
+// Statuses (QuoteStatus).
 const (
 	StatusDraft    = "draft"
 	StatusSent     = "sent"
@@ -25,6 +26,12 @@ const (
 	StatusCanceled = "canceled"
 	StatusExpired  = "expired"
 )
+
+// QuoteStatus is a quote's status.
+type QuoteStatus string
+
+// Values are the statuses.
+func (QuoteStatus) Values() []string { return slices.Clone(Statuses) }
 
 // QuoteItem is a quote line.
 type QuoteItem struct {
@@ -65,25 +72,25 @@ type Row struct {
 
 // Quote is the GET representation of a quote.
 type Quote struct {
-	Object               string          `json:"object"`
-	ID                   string          `json:"id"`
-	Number               int64           `json:"number"`
-	ClientID             *string         `json:"client_id"`
-	ClientName           string          `json:"client_name"`
-	Status               string          `json:"status"`
-	Items                []QuoteItem     `json:"items"`
-	SubtotalCents        int64           `json:"subtotal_cents"`
-	DiscountCents        int64           `json:"discount_cents"`
-	AdditionalCostsCents int64           `json:"additional_costs_cents"`
-	TotalCents           int64           `json:"total_cents"`
-	RecurringTotalCents  int64           `json:"recurring_total_cents"`
-	PaymentPlan          json.RawMessage `json:"payment_plan"`
-	Notes                string          `json:"notes"`
-	ValidUntil           *apitime.Time   `json:"valid_until"`
-	ApprovedAt           *apitime.Time   `json:"approved_at"`
-	RejectedAt           *apitime.Time   `json:"rejected_at"`
-	CreatedAt            apitime.Time    `json:"created_at"`
-	UpdatedAt            apitime.Time    `json:"updated_at"`
+	Object               string         `json:"object" const:"quote"`
+	ID                   string         `json:"id"`
+	Number               int64          `json:"number"`
+	ClientID             *string        `json:"client_id"`
+	ClientName           string         `json:"client_name"`
+	Status               QuoteStatus    `json:"status"`
+	Items                []QuoteItem    `json:"items"`
+	SubtotalCents        int64          `json:"subtotal_cents"`
+	DiscountCents        int64          `json:"discount_cents"`
+	AdditionalCostsCents int64          `json:"additional_costs_cents"`
+	TotalCents           int64          `json:"total_cents"`
+	RecurringTotalCents  int64          `json:"recurring_total_cents"`
+	PaymentPlan          RawPaymentPlan `json:"payment_plan" api:"nullable"`
+	Notes                string         `json:"notes"`
+	ValidUntil           *apitime.Time  `json:"valid_until"`
+	ApprovedAt           *apitime.Time  `json:"approved_at"`
+	RejectedAt           *apitime.Time  `json:"rejected_at"`
+	CreatedAt            apitime.Time   `json:"created_at"`
+	UpdatedAt            apitime.Time   `json:"updated_at"`
 }
 
 // View renders the GET representation.
@@ -93,9 +100,9 @@ func (q *Row) View() Quote {
 		items = []QuoteItem{}
 	}
 	return Quote{Object: "quote", ID: q.ID, Number: q.Number, ClientID: q.ClientID, ClientName: q.ClientName,
-		Status: q.Status, Items: items, SubtotalCents: q.SubtotalCents, DiscountCents: q.DiscountCents,
+		Status: QuoteStatus(q.Status), Items: items, SubtotalCents: q.SubtotalCents, DiscountCents: q.DiscountCents,
 		AdditionalCostsCents: q.AdditionalCostsCents, TotalCents: q.TotalCents, RecurringTotalCents: q.RecurringTotalCents,
-		PaymentPlan: q.PaymentPlan, Notes: q.Notes, ValidUntil: at(q.ValidUntil), ApprovedAt: at(q.ApprovedAt), RejectedAt: at(q.RejectedAt),
+		PaymentPlan: RawPaymentPlan(q.PaymentPlan), Notes: q.Notes, ValidUntil: at(q.ValidUntil), ApprovedAt: at(q.ApprovedAt), RejectedAt: at(q.RejectedAt),
 		CreatedAt: apitime.At(q.CreatedAt), UpdatedAt: apitime.At(q.UpdatedAt)}
 }
 

@@ -119,9 +119,7 @@ func (q *Row) check(f *apierr.Fields) {
 		q.SubtotalCents += it.TotalCents
 	}
 	q.TotalCents = q.SubtotalCents - q.DiscountCents + q.AdditionalCostsCents
-	if len(q.PaymentPlan) > 0 && !json.Valid(q.PaymentPlan) {
-		f.Add("payment_plan", "invalid_value")
-	}
+	checkPlan(q.PaymentPlan, f)
 }
 
 // checkClient verifies that a linked client belongs to the company (404

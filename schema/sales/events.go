@@ -26,17 +26,17 @@ const (
 // EventTypes describes the sale events for the catalogue.
 func EventTypes() []streams.EventType {
 	return []streams.EventType{
-		{Name: EventCreated, Kind: "sale", Object: Sale{},
+		{Name: EventCreated, Kind: "sale", Object: example(),
 			Summary: "A sale was registered: through the API, in the dashboard, or by converting a quote."},
-		{Name: EventUpdated, Kind: "sale", Object: Sale{},
+		{Name: EventUpdated, Kind: "sale", Object: example(), ChangedFields: []string{"installments", "paid_cents", "payment_status", "payments", "remaining_cents"},
 			Summary: "A sale's representation changed (a version, a payment, a reversal, a cancellation, rescheduling, notes, production, overdue); changed_fields names the fields. Invoice locks and receipt numbers send nothing."},
-		{Name: EventPaymentRegistered, Kind: "sale", Object: Sale{},
+		{Name: EventPaymentRegistered, Kind: "sale", Object: example(),
 			Summary: "A payment was received on the sale (through the API, or by marking its installment paid in finance); the new payment is the last of payments."},
-		{Name: EventPaid, Kind: "sale", Object: Sale{},
+		{Name: EventPaid, Kind: "sale", Object: example(),
 			Summary: "A received payment brought the balance to zero: payment_status is now paid."},
-		{Name: EventPaymentCanceled, Kind: "sale", Object: Sale{},
+		{Name: EventPaymentCanceled, Kind: "sale", Object: example(),
 			Summary: "A received payment was reversed (its canceled_at is set): by POST /sales/{id}/payments/{payment_id}/cancel, or once per payment a sale cancellation reversed."},
-		{Name: EventCanceled, Kind: "sale", Object: Sale{},
+		{Name: EventCanceled, Kind: "sale", Object: example(),
 			Summary: "The sale was canceled (canceled_at set): its payments reversed, deducted stock returned, finance entries canceled."},
 	}
 }

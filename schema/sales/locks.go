@@ -33,7 +33,7 @@ type Invoice struct {
 
 // InvoiceView is the admin representation of an invoice.
 type InvoiceView struct {
-	Object     string        `json:"object"`
+	Object     string        `json:"object" const:"invoice"`
 	ID         string        `json:"id"`
 	SaleID     string        `json:"sale_id"`
 	PaymentID  *string       `json:"payment_id"`

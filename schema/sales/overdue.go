@@ -13,7 +13,7 @@ import (
 
 // RoutineResult counts what a run of the overdue routine marked.
 type RoutineResult struct {
-	Object       string `json:"object"`
+	Object       string `json:"object" const:"routine_run"`
 	Companies    int    `json:"companies"`
 	Sales        int    `json:"sales"`
 	Installments int    `json:"installments"`

@@ -22,12 +22,12 @@ import (
 	"oficina/streams"
 )
 
-// Payment plan modes (2.6).
+// Payment plan modes (2.6), declared with their type in finance.
 const (
-	ModePaidFull     = "paid_full"
-	ModeEntryAndRest = "entry_and_rest"
-	ModeInstallments = "installments"
-	ModeUnpaid       = "unpaid"
+	ModePaidFull     = finance.ModePaidFull
+	ModeEntryAndRest = finance.ModeEntryAndRest
+	ModeInstallments = finance.ModeInstallments
+	ModeUnpaid       = finance.ModeUnpaid
 )
 
 // Payment statuses (3.2).
@@ -56,7 +56,7 @@ const (
 )
 
 // PaymentMethods are the values of payment_method (2.6).
-var PaymentMethods = []PaymentMethod{"pix", "credit_card", "debit_card", "cash", "boleto", "transfer", "other"}
+var PaymentMethods = finance.PaymentMethods
 
 // ProductionStatuses are the values of production_status.
 var ProductionStatuses = []ProductionStatus{"pending", "in_production", "ready", "delivered"}
@@ -268,10 +268,11 @@ var zones sync.Map
 // The closed sets of a sale as named types: the OpenAPI document lists
 // their values (enums), and requests decode into them.
 type (
-	// PaymentPlanMode is payment_plan.mode (2.6).
-	PaymentPlanMode string
+	// PaymentPlanMode is payment_plan.mode (2.6); quotes propose plans too,
+	// so it is declared in finance, below both.
+	PaymentPlanMode = finance.PaymentPlanMode
 	// PaymentMethod is a payment_method (2.6).
-	PaymentMethod string
+	PaymentMethod = finance.PaymentMethod
 	// PaymentStatus is a sale's payment_status (3.2).
 	PaymentStatus string
 	// SaleItemType is an item's type: custom or catalog.
@@ -285,10 +286,6 @@ type (
 )
 
 // Values of each closed set.
-func (PaymentPlanMode) Values() []string {
-	return []string{ModePaidFull, ModeEntryAndRest, ModeInstallments, ModeUnpaid}
-}
-func (PaymentMethod) Values() []string    { return strs(PaymentMethods) }
 func (PaymentStatus) Values() []string    { return []string{StatusPending, StatusPartial, StatusPaid} }
 func (SaleItemType) Values() []string     { return []string{ItemCustom, ItemCatalog} }
 func (InstallmentKind) Values() []string  { return []string{KindUpfront, KindEntry, KindInstallment} }

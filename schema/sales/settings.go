@@ -38,7 +38,7 @@ type Settings struct {
 
 // SettingsView is the admin representation of the settings.
 type SettingsView struct {
-	Object             string `json:"object"`
+	Object             string `json:"object" const:"sales_settings"`
 	TrackInFinance     bool   `json:"track_in_finance"`
 	MonthlySaleQuota   *int   `json:"monthly_sale_quota"`
 	SaleQuotaUnlimited bool   `json:"sale_quota_unlimited"`

@@ -231,7 +231,7 @@ type VersionRow struct {
 
 // SaleVersion is an entry of GET /sales/{id}/versions.
 type SaleVersion struct {
-	Object               string       `json:"object"`
+	Object               string       `json:"object" const:"sale_version"`
 	ID                   string       `json:"id"`
 	SaleID               string       `json:"sale_id"`
 	Version              int          `json:"version"`

@@ -21,7 +21,7 @@ import (
 // keys absent and payment_plan.account_id null), which is also what every
 // sale.* event carries (spec 6.3 rule 6).
 type Sale struct {
-	Object                string            `json:"object"`
+	Object                string            `json:"object" const:"sale"`
 	ID                    string            `json:"id"`
 	Number                *int64            `json:"number"`
 	Version               int               `json:"version"`

@@ -14,11 +14,11 @@ const (
 // EventTypes describes the task events for the catalogue.
 func EventTypes() []streams.EventType {
 	return []streams.EventType{
-		{Name: EventCreated, Kind: "task", Object: Task{},
+		{Name: EventCreated, Kind: "task", Object: example(),
 			Summary: "A task was opened: the contact task of a lead capture."},
-		{Name: EventUpdated, Kind: "task", Object: Task{},
+		{Name: EventUpdated, Kind: "task", Object: example(), ChangedFields: []string{"assignee_id", "due_date"},
 			Summary: "A task changed (title, status, due date, assignee, …); changed_fields names the fields."},
-		{Name: EventDeleted, Kind: "task", Object: Task{},
+		{Name: EventDeleted, Kind: "task", Object: example(),
 			Summary: "A task was deleted in the dashboard; the object is the task as it was."},
 	}
 }

@@ -97,7 +97,7 @@ type Row struct {
 // Task is a task as its GET returns it (docs/api.md). The type is named for
 // the OpenAPI component it becomes.
 type Task struct {
-	Object       string                 `json:"object"`
+	Object       string                 `json:"object" const:"task"`
 	ID           string                 `json:"id"`
 	Title        string                 `json:"title"`
 	Description  *string                `json:"description"`
@@ -139,8 +139,8 @@ func timePtr(t *time.Time) *apitime.Time {
 	return &v
 }
 
-// Input opens a task.
-type Input struct {
+// TaskCreate opens a task.
+type TaskCreate struct {
 	Title        string
 	Description  *string
 	Priority     string // "" means DefaultPriority
@@ -152,7 +152,7 @@ type Input struct {
 
 // Check adds the input's field errors to f, naming each field with prefix
 // (lead capture validates its task object as "task.…").
-func (in *Input) Check(f *apierr.Fields, prefix string) {
+func (in *TaskCreate) Check(f *apierr.Fields, prefix string) {
 	switch n := utf8.RuneCountInString(strings.TrimSpace(in.Title)); {
 	case n == 0:
 		f.Add(prefix+"title", "required")
@@ -197,10 +197,10 @@ func CheckAssignee(ctx context.Context, tx bun.IDB, id, typ *string) error {
 	return nil
 }
 
-// Open is Create leaving the task.created change to the caller, who records
-// it together with the other events of its write (one outbox statement).
+// Open opens a task in w's company, leaving the task.created change to the
+// caller, who records it together with the other events of its write (one outbox statement).
 // The assignee must have been checked with CheckAssignee.
-func Open(ctx context.Context, tx bun.IDB, w *streams.Write, in Input) (*Row, streams.Change, error) {
+func Open(ctx context.Context, tx bun.IDB, w *streams.Write, in TaskCreate) (*Row, streams.Change, error) {
 	var f apierr.Fields
 	in.Check(&f, "")
 	if err := f.Err(); err != nil {

@@ -16,11 +16,11 @@ import (
 // answer or the delivery was closed for a reason (subscriber_access_lost,
 // plan_without_api).
 type WebhookDelivery struct {
-	Object             string                `json:"object"`
+	Object             string                `json:"object" const:"webhook_delivery"`
 	ID                 string                `json:"id"`
 	WebhookEndpointID  string                `json:"webhook_endpoint_id"`
 	EventID            string                `json:"event_id"`
-	EventType          string                `json:"event_type"`
+	EventType          EventType             `json:"event_type"`
 	Status             WebhookDeliveryStatus `json:"status"`
 	ResponseStatusCode *int                  `json:"response_status_code,omitempty"`
 	Error              *string               `json:"error,omitempty"`
@@ -43,7 +43,7 @@ func (WebhookDeliveryStatus) Values() []string {
 func ViewDelivery(d *streams.Delivery) WebhookDelivery {
 	v := WebhookDelivery{
 		Object: "webhook_delivery", ID: d.ID, WebhookEndpointID: d.EndpointID, EventID: d.EventID,
-		EventType: d.EventType, Status: WebhookDeliveryStatus(d.Status), Error: d.Error, Attempts: d.AttemptCount,
+		EventType: EventType(d.EventType), Status: WebhookDeliveryStatus(d.Status), Error: d.Error, Attempts: d.AttemptCount,
 		ResendOf: d.ResendOf, CreatedAt: apitime.At(d.CreatedAt),
 	}
 	if c := d.ResponseStatusCode; c != nil && (*c < 200 || *c > 299) {

@@ -71,14 +71,14 @@ type Row struct {
 // WebhookEndpoint is an endpoint as the API returns it. Secret is present only in
 // the answers of creation and rotation.
 type WebhookEndpoint struct {
-	Object                  string                         `json:"object"`
+	Object                  string                         `json:"object" const:"webhook_endpoint"`
 	ID                      string                         `json:"id"`
 	URL                     string                         `json:"url"`
 	Description             string                         `json:"description"`
 	Events                  []EventName                    `json:"events"`
 	Status                  WebhookEndpointStatus          `json:"status"`
 	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
-	Secret                  string                         `json:"secret,omitempty"`
+	Secret                  string                         `json:"secret,omitempty" doc:"The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key."`
 	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
 	SubscriberMemberID      string                         `json:"subscriber_member_id"`
 	SubscriberAPIKeyID      *string                        `json:"subscriber_api_key_id"`

@@ -119,12 +119,12 @@ func GetDelivery(ctx context.Context, tx bun.IDB, endpointID, deliveryID string)
 	return d, nil
 }
 
-// Attempt is one attempt of a delivery with what it sent and got: the
+// AttemptRow is one attempt of a delivery with what it sent and got: the
 // request headers as sent (the signature, never the secret) and body, the
 // answer's status, headers and body (each body capped at 4 KiB), how long
 // it took, what triggered it, and the next attempt it scheduled. Attempts
 // recorded before these details were kept have none.
-type Attempt struct {
+type AttemptRow struct {
 	bun.BaseModel `bun:"table:webhook_attempts"`
 
 	ID                    string              `bun:"id,pk"`
@@ -145,12 +145,12 @@ type Attempt struct {
 }
 
 // Succeeded reports a 2xx answer.
-func (a *Attempt) Succeeded() bool {
+func (a *AttemptRow) Succeeded() bool {
 	return a.ResponseStatusCode != nil && *a.ResponseStatusCode >= 200 && *a.ResponseStatusCode <= 299
 }
 
 // PrettyRequestBody is the request body indented when it is whole JSON.
-func (a *Attempt) PrettyRequestBody() string {
+func (a *AttemptRow) PrettyRequestBody() string {
 	if a.RequestBody == nil {
 		return ""
 	}
@@ -166,8 +166,8 @@ func (a *Attempt) PrettyRequestBody() string {
 }
 
 // Attempts lists a delivery's attempts, oldest first.
-func Attempts(ctx context.Context, tx bun.IDB, deliveryID string) ([]Attempt, error) {
-	var as []Attempt
+func Attempts(ctx context.Context, tx bun.IDB, deliveryID string) ([]AttemptRow, error) {
+	var as []AttemptRow
 	if err := tx.NewSelect().Model(&as).Where("delivery_id = ?", deliveryID).Order("started_at", "id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("webhooks: attempts of %s: %w", deliveryID, err)
 	}

@@ -46,24 +46,30 @@ func (WebhookRecoverTaskStatus) Values() []string {
 	return []string{RecoverDryRun, RecoverRunning, RecoverCompleted, RecoverCanceled}
 }
 
+// WebhookRecoverTaskCancelReason is why a canceled task stopped.
+type WebhookRecoverTaskCancelReason string
+
+// Values are the reasons.
+func (WebhookRecoverTaskCancelReason) Values() []string { return []string{ReasonEndpointDisabled} }
+
 // WebhookRecoverTask is a recovery as the API returns it.
 type WebhookRecoverTask struct {
-	Object            string                   `json:"object"`
-	ID                *string                  `json:"id" doc:"The task's id; null in a dry run."`
-	WebhookEndpointID string                   `json:"webhook_endpoint_id"`
-	Status            WebhookRecoverTaskStatus `json:"status"`
-	Since             apitime.Time             `json:"since"`
-	Until             apitime.Time             `json:"until"`
-	Counted           int                      `json:"counted" doc:"Deliveries of the window that failed and never later succeeded, one per event: what the task resends."`
-	Sent              int                      `json:"sent" doc:"Resent so far, each as a new delivery of the same event (same event id)."`
-	Skipped           int                      `json:"skipped" doc:"Not resent: the event succeeded, or was on its way, by other means before its turn."`
-	CancelReason      *string                  `json:"cancel_reason" doc:"Why a canceled task stopped: endpoint_disabled."`
-	CreatedAt         apitime.Time             `json:"created_at"`
-	CompletedAt       *apitime.Time            `json:"completed_at"`
+	Object            string                          `json:"object" const:"webhook_recover_task"`
+	ID                *string                         `json:"id" doc:"The task's id; null in a dry run."`
+	WebhookEndpointID string                          `json:"webhook_endpoint_id"`
+	Status            WebhookRecoverTaskStatus        `json:"status"`
+	Since             apitime.Time                    `json:"since"`
+	Until             apitime.Time                    `json:"until"`
+	Counted           int                             `json:"counted" doc:"Deliveries of the window that failed and never later succeeded, one per event: what the task resends."`
+	Sent              int                             `json:"sent" doc:"Resent so far, each as a new delivery of the same event (same event id)."`
+	Skipped           int                             `json:"skipped" doc:"Not resent: the event succeeded, or was on its way, by other means before its turn."`
+	CancelReason      *WebhookRecoverTaskCancelReason `json:"cancel_reason" doc:"Why a canceled task stopped; null unless canceled."`
+	CreatedAt         apitime.Time                    `json:"created_at"`
+	CompletedAt       *apitime.Time                   `json:"completed_at"`
 }
 
-// RecoverTask is a row of webhook_recover_tasks.
-type RecoverTask struct {
+// RecoverTaskRow is a row of webhook_recover_tasks.
+type RecoverTaskRow struct {
 	bun.BaseModel `bun:"table:webhook_recover_tasks"`
 
 	ID           string     `bun:"id,pk"`
@@ -82,10 +88,10 @@ type RecoverTask struct {
 }
 
 // View renders the task.
-func (t *RecoverTask) View() WebhookRecoverTask {
+func (t *RecoverTaskRow) View() WebhookRecoverTask {
 	v := WebhookRecoverTask{Object: "webhook_recover_task", WebhookEndpointID: t.EndpointID,
 		Status: WebhookRecoverTaskStatus(t.Status), Since: apitime.At(t.Since), Until: apitime.At(t.Until),
-		Counted: t.Counted, Sent: t.Sent, Skipped: t.Skipped, CancelReason: t.CancelReason, CreatedAt: apitime.At(t.CreatedAt)}
+		Counted: t.Counted, Sent: t.Sent, Skipped: t.Skipped, CancelReason: (*WebhookRecoverTaskCancelReason)(t.CancelReason), CreatedAt: apitime.At(t.CreatedAt)}
 	if t.ID != "" {
 		id := t.ID
 		v.ID = &id
@@ -135,12 +141,12 @@ func Recover(ctx context.Context, tx bun.IDB, endpointID string, in WebhookRecov
 	if n > MaxRecoverDeliveries {
 		return WebhookRecoverTask{}, apierr.Invalid("since", "too_many_deliveries")
 	}
-	t := &RecoverTask{CompanyID: e.CompanyID, EndpointID: e.ID, Since: since, Until: until, Status: RecoverDryRun,
+	t := &RecoverTaskRow{CompanyID: e.CompanyID, EndpointID: e.ID, Since: since, Until: until, Status: RecoverDryRun,
 		Counted: n, CreatedAt: now, UpdatedAt: now}
 	if in.DryRun {
 		return t.View(), nil
 	}
-	running, err := tx.NewSelect().Model((*RecoverTask)(nil)).Where("endpoint_id = ?", e.ID).
+	running, err := tx.NewSelect().Model((*RecoverTaskRow)(nil)).Where("endpoint_id = ?", e.ID).
 		Where("status = ?", RecoverRunning).Exists(ctx)
 	if err != nil {
 		return WebhookRecoverTask{}, fmt.Errorf("webhooks: recover: %w", err)
@@ -192,7 +198,7 @@ func GetRecoverTask(ctx context.Context, tx bun.IDB, endpointID, taskID string) 
 	if !ids.Valid(IDPrefix, endpointID) || !ids.Valid(RecoverTaskIDPrefix, taskID) {
 		return WebhookRecoverTask{}, apierr.New(apierr.ResourceNotFound)
 	}
-	t := new(RecoverTask)
+	t := new(RecoverTaskRow)
 	if err := tx.NewSelect().Model(t).Where("id = ?", taskID).Where("endpoint_id = ?", endpointID).Scan(ctx); err != nil {
 		return WebhookRecoverTask{}, apierr.NoRows(err)
 	}
@@ -201,7 +207,7 @@ func GetRecoverTask(ctx context.Context, tx bun.IDB, endpointID, taskID string) 
 
 // RecoverTasks lists an endpoint's latest tasks, newest first.
 func RecoverTasks(ctx context.Context, tx bun.IDB, endpointID string, limit int) ([]WebhookRecoverTask, error) {
-	var ts []RecoverTask
+	var ts []RecoverTaskRow
 	if err := tx.NewSelect().Model(&ts).Where("endpoint_id = ?", endpointID).Order("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("webhooks: recover tasks: %w", err)
 	}

@@ -47,7 +47,7 @@ const ReasonEndpointDisabled = "endpoint_disabled"
 // write unit; w.At is the time of the round.
 func AdvanceRecovery(ctx context.Context, tx bun.IDB, w *streams.Write, pace RecoverPace) (int, error) {
 	pace = pace.withDefaults()
-	var tasks []RecoverTask
+	var tasks []RecoverTaskRow
 	if err := tx.NewSelect().Model(&tasks).Where("status = ?", RecoverRunning).Order("id").
 		Limit(int64(pace.Tasks)).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("webhooks: recover tasks: %w", err)
@@ -63,7 +63,7 @@ func AdvanceRecovery(ctx context.Context, tx bun.IDB, w *streams.Write, pace Rec
 	return total, nil
 }
 
-func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTask, pace RecoverPace) (int, error) {
+func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTaskRow, pace RecoverPace) (int, error) {
 	now := w.At
 	e, err := Get(ctx, tx, t.EndpointID)
 	if err != nil {
@@ -130,7 +130,7 @@ func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTa
 // resendItem resends orig's event unless it was delivered, or is on its
 // way, by other means since the task counted it; it returns the new
 // delivery's id, or "" when skipped.
-func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTask, orig *streams.Delivery) (string, error) {
+func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTaskRow, orig *streams.Delivery) (string, error) {
 	settled, err := tx.NewSelect().Model((*streams.Delivery)(nil)).Where("endpoint_id = ?", orig.EndpointID).
 		Where("event_id = ?", orig.EventID).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -151,7 +151,7 @@ func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTas
 	return d.ID, nil
 }
 
-func saveTask(ctx context.Context, tx bun.IDB, t *RecoverTask, now time.Time) error {
+func saveTask(ctx context.Context, tx bun.IDB, t *RecoverTaskRow, now time.Time) error {
 	t.UpdatedAt = now
 	_, err := tx.NewUpdate().Model(t).Column("status", "sent", "skipped", "cancel_reason", "completed_at", "updated_at").
 		WherePK().Exec(ctx)

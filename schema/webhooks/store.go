@@ -40,7 +40,7 @@ type WebhookEndpointUpdate struct {
 
 // WebhookSecretRotation is the optional body of rotate_secret.
 type WebhookSecretRotation struct {
-	GracePeriodSeconds *int64 `json:"grace_period_seconds" doc:"How long the previous secret keeps signing too: 0 to 604800 seconds (default 86400)."`
+	GracePeriodSeconds *int64 `json:"grace_period_seconds" min:"0" max:"604800" doc:"How long the previous secret keeps signing too, in seconds: 0 to 604800 (7 days), default 86400 (a day)."`
 }
 
 // Create registers an endpoint for sub after access allows its events.
@@ -176,7 +176,7 @@ func save(ctx context.Context, tx bun.IDB, e *Row) error {
 
 // WebhookEndpointDeleted is the answer of a delete.
 type WebhookEndpointDeleted struct {
-	Object  string `json:"object"`
+	Object  string `json:"object" const:"webhook_endpoint"`
 	ID      string `json:"id"`
 	Deleted bool   `json:"deleted"`
 }

@@ -48,6 +48,17 @@ func (EventName) Values() []string {
 	return append(out, events.Names()...)
 }
 
+// EventType is the type of an event sent to endpoints: a catalogued name
+// or ping.
+type EventType string
+
+// Values are the catalogued names and ping, sorted.
+func (EventType) Values() []string {
+	out := append(events.Names(), streams.PingType)
+	slices.Sort(out)
+	return out
+}
+
 func eventNames(ns []EventName) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
