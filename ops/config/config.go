@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"oficina/tenant/ratelimit"
 )
 
 // Config is every setting of every subcommand.
@@ -34,6 +36,9 @@ type Config struct {
 	DataDir          string        // ./var: embedded NATS store, admin token, bench output
 	LogLevel         string        // debug, info, warn, error
 	AuthCacheTTL     time.Duration // upper bound on a cached principal's age
+	// RateLimitTimeout bounds one round trip to the shared rate-limit
+	// budget; past it the request is decided by this process's share.
+	RateLimitTimeout time.Duration
 	// TrustedProxies lists the CIDRs of the proxies in front of the API:
 	// X-Forwarded-For is read only from them (empty: never).
 	TrustedProxies  string
@@ -68,18 +73,19 @@ type Config struct {
 // Default returns the defaults.
 func Default() Config {
 	return Config{
-		HTTPAddr:        ":8080",
-		AdminAddr:       "127.0.0.1:8081",
-		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/oficina?sslmode=disable",
-		DBMaxConns:      32,
-		NATSPort:        14222,
-		DataDir:         "var",
-		LogLevel:        "info",
-		AuthCacheTTL:    5 * time.Second,
-		ShutdownTimeout: 15 * time.Second,
-		StreamReplicas:  1,
-		EventRetention:  30 * 24 * time.Hour,
-		MailFrom:        "Oficina <no-reply@oficina.dev>",
+		HTTPAddr:         ":8080",
+		AdminAddr:        "127.0.0.1:8081",
+		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/oficina?sslmode=disable",
+		DBMaxConns:       32,
+		NATSPort:         14222,
+		DataDir:          "var",
+		LogLevel:         "info",
+		AuthCacheTTL:     5 * time.Second,
+		RateLimitTimeout: ratelimit.DefaultTimeout,
+		ShutdownTimeout:  15 * time.Second,
+		StreamReplicas:   1,
+		EventRetention:   30 * 24 * time.Hour,
+		MailFrom:         "Oficina <no-reply@oficina.dev>",
 	}
 }
 
@@ -106,6 +112,7 @@ func (c *Config) settings() []setting {
 		{"data-dir", "OFICINA_DATA_DIR", "directory for local state", &c.DataDir},
 		{"log-level", "OFICINA_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
 		{"auth-cache-ttl", "OFICINA_AUTH_CACHE_TTL", "longest reuse of a cached key lookup", &c.AuthCacheTTL},
+		{"ratelimit-timeout", "OFICINA_RATELIMIT_TIMEOUT", "longest wait for the shared rate-limit budget before this process decides by its share", &c.RateLimitTimeout},
 		{"trusted-proxies", "OFICINA_TRUSTED_PROXIES", "comma-separated CIDRs of the proxies in front of the API; X-Forwarded-For is read from them only, from the right", &c.TrustedProxies},
 		{"shutdown-timeout", "OFICINA_SHUTDOWN_TIMEOUT", "graceful shutdown budget", &c.ShutdownTimeout},
 		{"stream-replicas", "OFICINA_STREAM_REPLICAS", "JetStream stream replicas", &c.StreamReplicas},

@@ -52,7 +52,8 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	}
 	store.Connected = s.nc.IsConnected
 	presence := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: processID()})
-	lim := ratelimit.New(store, ratelimit.Config{Presence: presence, Log: s.log, Fallback: s.metrics.RateLimitFallback()})
+	lim := ratelimit.New(store, ratelimit.Config{Presence: presence, Log: s.log, Fallback: s.metrics.RateLimitFallback(),
+		Timeout: cfg.RateLimitTimeout})
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err = presence.Beat(bctx)
 	cancel()
