@@ -6,9 +6,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/signing"
 	"oficina/schema/events"
 	"oficina/schema/secretbox"
+	"oficina/schema/signing"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"

@@ -13,9 +13,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/signing"
 	"oficina/ops/testkit"
 	"oficina/schema/secretbox"
+	"oficina/schema/signing"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
