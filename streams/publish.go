@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -45,10 +46,10 @@ const (
 // path nothing and batches itself under load. While the connection is down
 // nothing is sent (the relay publishes once it is back).
 type Publisher struct {
+	// Base: the logger, and the wall clock that stamps published_at.
+	service.Base
 	db      *bun.DB
 	js      jetstream.JetStream
-	log     *slog.Logger
-	now     func() time.Time
 	timeout time.Duration
 	// left says writes are leaving their events to the relay (NATS
 	// unreachable), so that is logged once per outage, not per write.
@@ -77,10 +78,7 @@ const (
 
 // NewPublisher returns a publisher over db (the app pool) and js.
 func NewPublisher(db *bun.DB, js jetstream.JetStream, log *slog.Logger) *Publisher {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Publisher{db: db, js: js, log: log, now: time.Now, timeout: DefaultPublishTimeout}
+	return &Publisher{Base: service.Base{Log: log}, db: db, js: js, timeout: DefaultPublishTimeout}
 }
 
 // AfterCommit publishes rs without waiting for JetStream; it implements
@@ -102,7 +100,7 @@ func (p *Publisher) AfterCommit(ctx context.Context, rs []Recorded) {
 	msgs, err := messages(rs)
 	if err != nil {
 		p.failed(PublishError)
-		p.log.ErrorContext(ctx, "events: publish after commit", "error", err)
+		p.Logger().ErrorContext(ctx, "events: publish after commit", "error", err)
 		return
 	}
 	b := startPublish(p.js, msgs)
@@ -134,9 +132,9 @@ func (p *Publisher) settle(ctx context.Context, b *inflight) {
 	case err != nil && len(b.acked) == 0:
 		p.leave(ctx, err)
 	case err != nil:
-		p.log.WarnContext(ctx, "events: publish after commit failed in part; the relay will retry", "error", err)
+		p.Logger().WarnContext(ctx, "events: publish after commit failed in part; the relay will retry", "error", err)
 	case p.left.CompareAndSwap(true, false):
-		p.log.InfoContext(ctx, "events: published after commit again")
+		p.Logger().InfoContext(ctx, "events: published after commit again")
 	}
 }
 
@@ -177,7 +175,7 @@ func (p *Publisher) markLoop() {
 			// The rows stay unpublished: the relay sends them again and
 			// JetStream drops the duplicates.
 			p.failed(PublishError)
-			p.log.WarnContext(ctx, "events: mark published", "error", err)
+			p.Logger().WarnContext(ctx, "events: mark published", "error", err)
 		}
 		cancel()
 	}
@@ -187,7 +185,7 @@ func (p *Publisher) markLoop() {
 // outage in the log.
 func (p *Publisher) leave(ctx context.Context, err error) {
 	if !p.left.Swap(true) {
-		p.log.WarnContext(ctx, "events: not published after commit; the relay publishes them once NATS answers", "error", err)
+		p.Logger().WarnContext(ctx, "events: not published after commit; the relay publishes them once NATS answers", "error", err)
 	}
 }
 
@@ -230,7 +228,7 @@ func (p *Publisher) mark(ctx context.Context, acked []outMsg) error {
 	}
 	entries := make([]tenant.Scoped, 0, len(byCompany))
 	for co, ms := range byCompany {
-		q, args := markStatements(ms, p.now())
+		q, args := markStatements(ms, p.WallNow())
 		entries = append(entries, tenant.Scoped{CompanyID: co, Statements: q, Args: args})
 	}
 	if err := tenant.ExecAll(ctx, p.db, entries); err != nil {

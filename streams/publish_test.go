@@ -99,7 +99,7 @@ func TestRelayRecoversAnEventWhosePublishWasLost(t *testing.T) {
 	if n := stored(t, js, "EVENTS", "oficina.events."+co.Company.ID+".>"); len(n) != 0 {
 		t.Fatalf("relay published a row younger than MinAge: %v", n)
 	}
-	relay.Now = func() time.Time { return time.Now().Add(time.Minute) }
+	relay.Wall = func() time.Time { return time.Now().Add(time.Minute) } // the rows age on the wall clock
 	if _, err := relay.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

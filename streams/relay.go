@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -29,26 +29,19 @@ const (
 // company in that company's transaction, locking its rows with FOR UPDATE
 // SKIP LOCKED so several relays can run at once.
 type Relay struct {
+	// Base: the logger, and the wall clock that ages and stamps the rows.
+	service.Base
 	DB       *bun.DB
 	JS       jetstream.JetStream
-	Log      *slog.Logger
-	Now      func() time.Time // nil: time.Now
-	MinAge   time.Duration    // 0: DefaultRelayMinAge; negative: none
-	Interval time.Duration    // 0: DefaultRelayInterval
-	Batch    int              // rows per company and round; 0: DefaultRelayBatch
+	MinAge   time.Duration // 0: DefaultRelayMinAge; negative: none
+	Interval time.Duration // 0: DefaultRelayInterval
+	Batch    int           // rows per company and round; 0: DefaultRelayBatch
 	// Only, when set, is the list of companies to relay instead of asking
 	// the database (a relay per group of tenants; tests sharing a database).
 	Only []string
 	// Ran, when set, is told the outcome of each round of Run: the
 	// messages it published and its error (metrics).
 	Ran func(published int, err error)
-}
-
-func (r *Relay) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 func (r *Relay) batch() int {
@@ -64,25 +57,13 @@ func (r *Relay) Run(ctx context.Context) error {
 	if every <= 0 {
 		every = DefaultRelayInterval
 	}
-	log := r.logger()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+	return r.Every(ctx, every, "events relay", func(ctx context.Context) (int, error) {
 		n, err := r.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			log.WarnContext(ctx, "events relay", "error", err)
-		} else if n > 0 {
-			log.InfoContext(ctx, "events relay republished", "messages", n)
-		}
 		if r.Ran != nil && ctx.Err() == nil {
 			r.Ran(n, err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		return n, err
+	})
 }
 
 // RunOnce publishes what was left unpublished before now - MinAge and
@@ -92,7 +73,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if minAge == 0 {
 		minAge = DefaultRelayMinAge
 	}
-	cutoff := r.now()
+	cutoff := r.WallNow()
 	if minAge > 0 {
 		cutoff = cutoff.Add(-minAge)
 	}
@@ -166,22 +147,15 @@ func (r *Relay) company(ctx context.Context, companyID string, cutoff time.Time)
 		published = len(acked)
 		// Mark what was acknowledged even when some publishes failed; the
 		// rest stays for the next round.
-		if err := markPublished(ctx, tx, acked, r.now()); err != nil {
+		if err := markPublished(ctx, tx, acked, r.WallNow()); err != nil {
 			return err
 		}
 		if pubErr != nil {
-			r.logger().WarnContext(ctx, "events relay: some publishes failed", "company", companyID, "error", pubErr)
+			r.Logger().WarnContext(ctx, "events relay: some publishes failed", "company", companyID, "error", pubErr)
 		}
 		return nil
 	})
 	return published, err
-}
-
-func (r *Relay) logger() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.Default()
 }
 
 // UnpublishedCompanies asks the database which companies hold events or

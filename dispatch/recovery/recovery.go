@@ -13,11 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 )
@@ -27,39 +27,26 @@ const DefaultEvery = time.Second
 
 // Runner advances recovery tasks until its context ends.
 type Runner struct {
+	// Base: the logger, and the business clock each round runs at.
+	service.Base
 	DB *bun.DB // the worker role's pool
 	// Publisher publishes each round's resends after commit; nil leaves
 	// them to the relay.
 	Publisher streams.AfterCommitter
-	Log       *slog.Logger
-	Every     time.Duration // 0: DefaultEvery
-	Now       func() time.Time
+	Interval  time.Duration // 0: DefaultEvery
 	Pace      webhooks.RecoverPace
 	// Only, when set, confines the worker to these companies (tests that
 	// share a database; a worker per group of tenants).
 	Only []string
 }
 
-// Run advances the tasks every r.Every until ctx ends.
+// Run advances the tasks every r.Interval until ctx ends.
 func (r *Runner) Run(ctx context.Context) error {
-	every := r.Every
+	every := r.Interval
 	if every <= 0 {
 		every = DefaultEvery
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if n, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			r.log().WarnContext(ctx, "recovery", "error", err)
-		} else if n > 0 {
-			r.log().InfoContext(ctx, "recovery resent deliveries", "deliveries", n)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return r.Every(ctx, every, "recovery resent deliveries", r.RunOnce)
 }
 
 // RunOnce advances every company's running tasks by one round and returns
@@ -85,7 +72,7 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 }
 
 func (r *Runner) company(ctx context.Context, companyID string) (int, error) {
-	wr := streams.Writer{DB: r.DB, Publisher: r.Publisher, Now: r.Now}
+	wr := streams.Writer{DB: r.DB, Publisher: r.Publisher, Now: r.BusinessNow}
 	var n int
 	unit := streams.Unit{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}}
 	err := wr.Run(ctx, unit, func(ctx context.Context, w *streams.Write) error {
@@ -94,11 +81,4 @@ func (r *Runner) company(ctx context.Context, companyID string) (int, error) {
 		return err
 	})
 	return n, err
-}
-
-func (r *Runner) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.Default()
 }

@@ -150,7 +150,7 @@ func TestPortalInARealBrowser(t *testing.T) {
 	e := newEnv(t, testkit.APIOptions{Destinations: guard})
 	testkit.Dispatcher(t, dispatch.Config{JS: e.js, Client: guard.Client(), Partitions: 4})
 	rec := &recovery.Runner{DB: testkit.WorkerDB(t), Publisher: streams.NewPublisher(testkit.DB(t), e.js, nil),
-		Every: 200 * time.Millisecond, Only: []string{e.co.Company.ID}}
+		Interval: 200 * time.Millisecond, Only: []string{e.co.Company.ID}}
 	rctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = rec.Run(rctx) }()

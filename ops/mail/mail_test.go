@@ -13,6 +13,7 @@ import (
 
 	"oficina/ops/mail"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -88,7 +89,7 @@ func TestFailedMailIsRetriedThenGivenUp(t *testing.T) {
 	})
 	now := time.Now()
 	tr := &capture{fail: true}
-	s := &mail.Sender{DB: testkit.WorkerDB(t), Transport: tr, MaxAttempts: 2, Now: func() time.Time { return now }, Only: []string{co.Company.ID}}
+	s := &mail.Sender{Base: service.Base{Now: func() time.Time { return now }}, DB: testkit.WorkerDB(t), Transport: tr, MaxAttempts: 2, Only: []string{co.Company.ID}}
 	if _, err := s.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -24,29 +24,15 @@ const (
 // may run. A failed send is retried with exponential backoff (1 min, 2, 4,
 // …) and given up after MaxAttempts (failed_at set).
 type Sender struct {
+	// Base: the logger, and the business clock that says what mail is due.
+	service.Base
 	DB          *bun.DB
 	Transport   Transport
-	Log         *slog.Logger
-	Now         func() time.Time // nil: time.Now
-	Interval    time.Duration    // 0: DefaultInterval
-	MaxAttempts int              // 0: DefaultMaxAttempts
+	Interval    time.Duration // 0: DefaultInterval
+	MaxAttempts int           // 0: DefaultMaxAttempts
 	// Only, when set, is the list of companies to serve instead of asking
 	// the database (tests sharing a database).
 	Only []string
-}
-
-func (s *Sender) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func (s *Sender) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
 }
 
 // Run sends due mail every Interval until ctx ends.
@@ -55,25 +41,14 @@ func (s *Sender) Run(ctx context.Context) error {
 	if every <= 0 {
 		every = DefaultInterval
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if _, err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			s.log().WarnContext(ctx, "mail sender", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return s.Every(ctx, every, "mail sender", s.RunOnce)
 }
 
 // RunOnce sends the mail due now and returns how many were sent.
 func (s *Sender) RunOnce(ctx context.Context) (int, error) {
 	companies := s.Only
 	if len(companies) == 0 {
-		if err := s.DB.NewRaw("SELECT oficina_mail_companies(?, ?)", s.now(), 1000).Scan(ctx, &companies); err != nil {
+		if err := s.DB.NewRaw("SELECT oficina_mail_companies(?, ?)", s.BusinessNow(), 1000).Scan(ctx, &companies); err != nil {
 			return 0, fmt.Errorf("mail: companies: %w", err)
 		}
 	}
@@ -93,7 +68,7 @@ func (s *Sender) RunOnce(ctx context.Context) (int, error) {
 }
 
 func (s *Sender) company(ctx context.Context, tx bun.Tx) (int, error) {
-	now := s.now()
+	now := s.BusinessNow()
 	var ms []Message
 	err := tx.NewSelect().Model(&ms).Where("sent_at IS NULL AND failed_at IS NULL").
 		Where("next_attempt_at <= ?", now).Order("created_at").Limit(50).For("UPDATE SKIP LOCKED").Scan(ctx)
@@ -115,7 +90,7 @@ func (s *Sender) company(ctx context.Context, tx bun.Tx) (int, error) {
 			if m.Attempts >= limit {
 				m.FailedAt = &now
 			}
-			s.log().WarnContext(ctx, "mail not sent", "id", m.ID, "attempt", m.Attempts, "error", err)
+			s.Logger().WarnContext(ctx, "mail not sent", "id", m.ID, "attempt", m.Attempts, "error", err)
 		} else {
 			m.SentAt = &now
 			sent++

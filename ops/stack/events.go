@@ -18,6 +18,7 @@ import (
 	"oficina/ops/metrics"
 	"oficina/ops/natsauth"
 	"oficina/ops/sweep"
+	"oficina/schema/service"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 )
@@ -78,14 +79,14 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 	s.metrics.WatchOutbox(s.workers)
 	s.metrics.WatchMail(s.workers)
 	only := s.opts.Only
-	workers := []func(context.Context) error{(&mail.Sender{DB: s.workers, Transport: transport, Log: s.log, Only: only}).Run}
+	workers := []func(context.Context) error{(&mail.Sender{Base: service.Base{Log: s.log}, DB: s.workers, Transport: transport, Only: only}).Run}
 	if len(only) == 0 {
-		workers = append(workers, (&sweep.Runner{Tasks: []sweep.Task{sweep.Events(s.workers, cfg.EventRetention)}, Every: 10 * time.Minute, Log: s.log}).Run)
+		workers = append(workers, (&sweep.Runner{Base: service.Base{Log: s.log}, Tasks: []sweep.Task{sweep.Events(s.workers, cfg.EventRetention)}, Interval: 10 * time.Minute}).Run)
 	}
 	if js != nil {
 		e.recoveryPub = streams.NewPublisher(s.workers, js, s.log)
-		workers = append(workers, (&streams.Relay{DB: s.workers, JS: js, Log: s.log, Only: only, Ran: s.metrics.RelayRan()}).Run,
-			(&recovery.Runner{DB: s.workers, Publisher: e.recoveryPub, Log: s.log, Only: only}).Run)
+		workers = append(workers, (&streams.Relay{Base: service.Base{Log: s.log}, DB: s.workers, JS: js, Only: only, Ran: s.metrics.RelayRan()}).Run,
+			(&recovery.Runner{Base: service.Base{Log: s.log}, DB: s.workers, Publisher: e.recoveryPub, Only: only}).Run)
 	}
 	for _, run := range workers {
 		e.wg.Go(func() { _ = run(wctx) })

@@ -16,6 +16,7 @@ import (
 	"oficina/ops/config"
 	"oficina/ops/sweep"
 	"oficina/schema/sales"
+	"oficina/schema/service"
 	"oficina/streams/jsconfig"
 	"oficina/tenant/ratelimit"
 )
@@ -95,14 +96,14 @@ func processID() string {
 func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Idempotency(s.workers)}, Log: s.log}
+	r := &sweep.Runner{Base: service.Base{Log: s.log}, Tasks: []sweep.Task{sweep.Idempotency(s.workers)}}
 	wg.Go(func() { _ = r.Run(ctx) })
 	// The automatic routines of the sales module: marking installments and
 	// sales overdue once a company's day has turned (idempotent, so running
 	// it every quarter hour marks each within 15 minutes of midnight in the
 	// company's time zone). Their events come summarized (spec 6.3 rule 5)
 	// and the relay publishes them.
-	routines := &sweep.Runner{Every: 15 * time.Minute, Log: s.log, Tasks: []sweep.Task{{
+	routines := &sweep.Runner{Base: service.Base{Log: s.log}, Interval: 15 * time.Minute, Tasks: []sweep.Task{{
 		Name: "sales overdue",
 		Sweep: func(ctx context.Context, now time.Time) (int, error) {
 			res, err := sales.MarkOverdueAll(ctx, s.workers, now)

@@ -10,6 +10,7 @@ import (
 	"oficina/ops/mail"
 	"oficina/ops/sweep"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -51,7 +52,7 @@ func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 			return err
 		})
 	}
-	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Events(db, 30*24*time.Hour)}, Now: func() time.Time { return now }}
+	r := &sweep.Runner{Base: service.Base{Now: func() time.Time { return now }}, Tasks: []sweep.Task{sweep.Events(db, 30*24*time.Hour)}}
 	if err := r.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

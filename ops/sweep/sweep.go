@@ -14,12 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"oficina/schema/idempotency"
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -32,59 +32,36 @@ type Task struct {
 
 // Runner runs tasks periodically.
 type Runner struct {
+	// Base: the logger (failures and what each round deleted), and the
+	// business clock that says what has expired.
+	service.Base
 	Tasks []Task
-	// Every is the pause between rounds (default 1 minute).
-	Every time.Duration
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-	// Log receives failures and what each round deleted (default slog).
-	Log *slog.Logger
+	// Interval is the pause between rounds (default 1 minute).
+	Interval time.Duration
 }
 
-// Run sweeps now and then every r.Every until ctx ends.
+// Run sweeps now and then every r.Interval until ctx ends.
 func (r *Runner) Run(ctx context.Context) error {
-	every := r.Every
+	every := r.Interval
 	if every <= 0 {
 		every = time.Minute
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			r.log().WarnContext(ctx, "sweep failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return r.Every(ctx, every, "sweep", func(ctx context.Context) (int, error) { return 0, r.RunOnce(ctx) })
 }
 
 // RunOnce runs every task once; a failing task does not stop the others.
 func (r *Runner) RunOnce(ctx context.Context) error {
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
 	var errs []error
 	for _, task := range r.Tasks {
-		n, err := task.Sweep(ctx, now())
+		n, err := task.Sweep(ctx, r.BusinessNow())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sweep %s: %w", task.Name, err))
 		}
 		if n > 0 {
-			r.log().InfoContext(ctx, "swept", "task", task.Name, "deleted", n)
+			r.Logger().InfoContext(ctx, "swept", "task", task.Name, "deleted", n)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (r *Runner) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.Default()
 }
 
 // companiesPerRound bounds one listing of companies with expired rows.

@@ -10,6 +10,7 @@ import (
 	"oficina/ops/sweep"
 	"oficina/ops/testkit"
 	"oficina/schema/idempotency"
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -43,7 +44,7 @@ func TestSweeperDeletesExpiredIdempotencyRecords(t *testing.T) {
 	store(t, a, "live", now.Add(-idempotency.TTL+time.Second))
 	store(t, b, "old", now.Add(-idempotency.TTL-time.Hour))
 
-	r := &sweep.Runner{Tasks: []sweep.Task{sweep.Idempotency(db)}, Now: func() time.Time { return now }}
+	r := &sweep.Runner{Base: service.Base{Now: func() time.Time { return now }}, Tasks: []sweep.Task{sweep.Idempotency(db)}}
 	if err := r.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
