@@ -13,10 +13,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"oficina/ops/bench"
 	"oficina/ops/config"
 	"oficina/ops/migrate"
 	"oficina/ops/natsconn"
+	"oficina/ops/proving/bench"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
 )

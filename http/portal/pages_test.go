@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 	"oficina/ops/testkit"
 	"oficina/schema/apierr"
 	"oficina/streams"

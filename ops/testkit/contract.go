@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"oficina/http/public"
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 )
 
 // Every answer of a test's public server is checked against the OpenAPI
-// document that server serves (ops/contract). A mismatch is reported to
+// document that server serves (ops/proving/contract). A mismatch is reported to
 // the test that made the call: the server side records it under the
 // answer's Request-Id and API.Do claims it; answers to requests sent some
 // other way (a raw http.Client, a generated client) are reported to the

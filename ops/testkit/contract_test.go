@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 )
 
 // recordingTB stands in for the tests the hook reports to.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"oficina/ops/chaos"
+	"oficina/ops/proving/chaos"
 	"oficina/ops/testkit"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 	"oficina/ops/testkit"
 	"oficina/tenant"
 )
@@ -50,7 +50,7 @@ func TestAClientGeneratedFromTheDocumentSendsOnlyWhatTheSpecRequires(t *testing.
 	for _, d := range typeErrors {
 		summary += "\n    " + d
 	}
-	if err := contract.WriteReport("ops/contract client", summary+"\n"); err != nil {
+	if err := contract.WriteReport("ops/proving/contract client", summary+"\n"); err != nil {
 		t.Log(err)
 	}
 	switch {

@@ -15,7 +15,7 @@ import (
 
 // document is the file integrators download and generate clients from
 // (the drift test in http/public keeps it equal to the served one).
-const document = "../../docs/openapi.json"
+const document = "../../../docs/openapi.json"
 
 // nodeTools makes sure node and the packages pinned in package-lock.json
 // are here. Without node or npm the test is skipped with a message, except
@@ -58,7 +58,7 @@ var installOnce = sync.OnceValue(func() error {
 	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return errors.New("npm ci in ops/contract: " + err.Error() + "\n" + string(out))
+		return errors.New("npm ci in ops/proving/contract: " + err.Error() + "\n" + string(out))
 	}
 	return nil
 })

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"oficina/ops/config"
-	"oficina/ops/hostile"
+	"oficina/ops/proving/hostile"
 	"oficina/ops/stack"
 	"oficina/ops/testkit"
 	"oficina/tenant"

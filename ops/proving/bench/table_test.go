@@ -76,7 +76,7 @@ func TestReplaceTableKeepsTheRestOfThePage(t *testing.T) {
 // report `make bench-table` copied beside it — or, before any quiet run
 // was recorded, the pending note.
 func TestPerformancePageTableIsWrittenFromItsJSON(t *testing.T) {
-	page, err := os.ReadFile("../../docs/performance.md")
+	page, err := os.ReadFile("../../../docs/performance.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPerformancePageTableIsWrittenFromItsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Pending
-	b, err := os.ReadFile("../../docs/performance.json")
+	b, err := os.ReadFile("../../../docs/performance.json")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

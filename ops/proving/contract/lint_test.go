@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 )
 
 // lintReport is what redocly lint --format json prints.
@@ -64,7 +64,7 @@ func TestOpenAPIDocumentPassesAnIndependentLinter(t *testing.T) {
 	}
 	slices.SortFunc(rules, func(a, b string) int { return byRule[b] - byRule[a] })
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "contract lint: Redocly CLI %s: %d errors, %d warnings in %s", rep.Version, rep.Totals.Errors, rep.Totals.Warnings, strings.TrimPrefix(document, "../../"))
+	fmt.Fprintf(&sb, "contract lint: Redocly CLI %s: %d errors, %d warnings in %s", rep.Version, rep.Totals.Errors, rep.Totals.Warnings, strings.TrimPrefix(document, "../../../"))
 	sb.WriteString("\n")
 	for _, r := range rules {
 		fmt.Fprintf(&sb, "    %5d  %s\n", byRule[r], r)
@@ -72,7 +72,7 @@ func TestOpenAPIDocumentPassesAnIndependentLinter(t *testing.T) {
 	for _, e := range examples {
 		fmt.Fprintf(&sb, "  e.g. %s\n", e)
 	}
-	if err := contract.WriteReport("ops/contract lint", sb.String()); err != nil {
+	if err := contract.WriteReport("ops/proving/contract lint", sb.String()); err != nil {
 		t.Log(err)
 	}
 	if rep.Totals.Errors > 0 {

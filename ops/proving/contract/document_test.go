@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 )
 
 // tiny is a small hand-made OpenAPI 3.1 document with what the public
@@ -212,7 +212,7 @@ func TestTheTallyCountsAndQuotes(t *testing.T) {
 // every webhook has one.
 func TestRequestExamplesMatchTheirSchemas(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../docs/openapi.json")
+	raw, err := os.ReadFile("../../../docs/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
