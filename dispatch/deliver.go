@@ -12,8 +12,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
+	"oficina/schema/mail"
 	"oficina/schema/signing"
-	"oficina/ops/mail"
 	"oficina/streams"
 )
 

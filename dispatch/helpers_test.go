@@ -14,9 +14,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
-	"oficina/ops/mail"
 	"oficina/ops/natsembed"
 	"oficina/ops/testkit"
+	"oficina/schema/mail"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/streams/envelope"

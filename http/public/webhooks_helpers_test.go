@@ -11,8 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
-	"oficina/ops/mail"
 	"oficina/ops/testkit"
+	"oficina/schema/mail"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 )

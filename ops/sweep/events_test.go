@@ -7,9 +7,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/ops/mail"
 	"oficina/ops/sweep"
 	"oficina/ops/testkit"
+	"oficina/schema/mail"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"

@@ -97,3 +97,36 @@ func Backlog(ctx context.Context, db bun.IDB) (int64, error) {
 	}
 	return n, nil
 }
+
+// DueCompanies returns up to limit companies with mail due at now, across
+// every company: a definer function answers company ids only (the worker
+// role's; the sender).
+func DueCompanies(ctx context.Context, db bun.IDB, now time.Time, limit int) ([]string, error) {
+	var out []string
+	if err := db.NewRaw("SELECT oficina_mail_companies(?, ?)", now, limit).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mail: companies: %w", err)
+	}
+	return out, nil
+}
+
+// Due locks and returns up to limit of the transaction's company's messages
+// due at now, oldest first. SKIP LOCKED lets several senders run.
+func Due(ctx context.Context, tx bun.IDB, now time.Time, limit int) ([]Message, error) {
+	var ms []Message
+	err := tx.NewSelect().Model(&ms).Where("sent_at IS NULL AND failed_at IS NULL").
+		Where("next_attempt_at <= ?", now).Order("created_at").Limit(int64(limit)).For("UPDATE SKIP LOCKED").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mail: due: %w", err)
+	}
+	return ms, nil
+}
+
+// RecordAttempt stores the outcome of a send of m (attempts, last error,
+// next attempt, sent or given up).
+func RecordAttempt(ctx context.Context, tx bun.IDB, m *Message) error {
+	if _, err := tx.NewUpdate().Model(m).Column("attempts", "last_error", "next_attempt_at", "sent_at", "failed_at").
+		WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("mail: record send of %s: %w", m.ID, err)
+	}
+	return nil
+}
