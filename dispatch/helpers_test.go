@@ -16,7 +16,6 @@ import (
 	"oficina/dispatch"
 	"oficina/ops/natsembed"
 	"oficina/ops/testkit"
-	"oficina/schema/mail"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/streams/envelope"
@@ -105,12 +104,6 @@ func (e *env) start(t *testing.T, cfg dispatch.Config) (*dispatch.Dispatcher, co
 	return testkit.Dispatcher(t, cfg)
 }
 
-// anyURL accepts every URL at registration (destinations are checked at
-// send time by the guard's client in these tests).
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
-
 // newEndpoint registers an endpoint to url for sub, subscribed to "*".
 func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Subscriber) *webhooks.Row {
 	t.Helper()
@@ -118,7 +111,7 @@ func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Sub
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []webhooks.EventName{"*"}}, sub,
-			func([]string) error { return nil }, anyURL{}, testkit.Keyring(t), time.Now())
+			func([]string) error { return nil }, testkit.AnyURL{}, testkit.Keyring(t), time.Now())
 		return err
 	})
 	return e
@@ -197,15 +190,6 @@ func endpointRow(t *testing.T, co *testkit.Company, id string) webhooks.Row {
 		return tx.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
 	})
 	return e
-}
-
-func mails(t *testing.T, co *testkit.Company, kind string) []mail.Message {
-	t.Helper()
-	var ms []mail.Message
-	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewSelect().Model(&ms).Where("kind = ?", kind).Scan(ctx)
-	})
-	return ms
 }
 
 // waitStatus waits until the delivery leaves pending (or reaches want) and

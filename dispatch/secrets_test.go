@@ -120,7 +120,7 @@ func newEndpointWith(t *testing.T, co *testkit.Company, url string, sub webhooks
 	var ep *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) (err error) {
 		ep, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []webhooks.EventName{"*"}}, sub,
-			func([]string) error { return nil }, anyURL{}, ring, time.Now())
+			func([]string) error { return nil }, testkit.AnyURL{}, ring, time.Now())
 		return err
 	})
 	return ep

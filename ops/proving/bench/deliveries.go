@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
+	"oficina/ops/testkit/hooks"
 	"oficina/streams"
 	"oficina/streams/envelope"
 	"oficina/tenant"
@@ -23,7 +24,7 @@ import (
 type Feed struct {
 	DB   *bun.DB // the database's owner
 	JS   jetstream.JetStream
-	Recv *Receiver
+	Recv *hooks.Receiver
 }
 
 // target is one company's endpoint at the receiver.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"oficina/ops/testkit/hooks"
 	"strings"
 	"sync"
 	"time"
@@ -85,7 +86,7 @@ type company struct {
 	id, key string
 }
 
-func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv *receiver, i, ceiling int) (company, error) {
+func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv *hooks.Receiver, i, ceiling int) (company, error) {
 	var co, m struct{ ID string }
 	if err := a.call(ctx, "POST", adminBase+"/admin/v1/companies", a.adminToken,
 		map[string]any{"name": fmt.Sprintf("Chaos %d", i), "plan": "supra", "rate_limit_override": ceiling}, &co, 201); err != nil {
@@ -105,7 +106,7 @@ func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv
 		return company{id: co.ID, key: k.Secret}, nil
 	}
 	if err := a.call(ctx, "POST", publicBase+"/public/v1/webhook_endpoints", k.Secret,
-		map[string]any{"url": recv.hookURL(co.ID), "events": []string{"client.created"}}, nil, 201); err != nil {
+		map[string]any{"url": hookURL(recv, co.ID), "events": []string{"client.created"}}, nil, 201); err != nil {
 		return company{}, err
 	}
 	return company{id: co.ID, key: k.Secret}, nil

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"math/rand/v2"
+	"oficina/ops/testkit/hooks"
 	"slices"
 	"strconv"
 	"testing"
@@ -62,10 +63,10 @@ func TestReportCountsLostAndDuplicates(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	recv := &receiver{got: map[string]*arrival{
-		"co/evt_a": {first: at(1.01), last: at(1.01), n: 1},
-		"co/evt_b": {first: at(4), last: at(9), n: 3},
-		"co/evt_c": {first: at(7), last: at(7), n: 1},
+	recv := seen{got: map[hooks.Key]hooks.Delivery{
+		deliveryKey("co", "evt_a"): {First: at(1.01), Last: at(1.01), N: 1},
+		deliveryKey("co", "evt_b"): {First: at(4), Last: at(9), N: 3},
+		deliveryKey("co", "evt_c"): {First: at(7), Last: at(7), N: 1},
 	}}
 	rows := []deliveryRow{
 		{id: "dlv_a", company: "co", event: "evt_a", status: "succeeded", created: at(1)},
@@ -115,15 +116,15 @@ func TestOnlyADispatcherKillMayRepeatASend(t *testing.T) {
 			t.Parallel()
 			t0 := time.Now()
 			at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-			recv := &receiver{got: map[string]*arrival{}}
+			recv := seen{got: map[hooks.Key]hooks.Delivery{}}
 			var rows []deliveryRow
 			for i := range 2000 { // one duplicate in 2,000: under the 0.1 % bar
 				ev := "evt_" + strconv.Itoa(i)
-				recv.got["co/"+ev] = &arrival{first: at(tc.first), last: at(tc.first), n: 1}
+				recv.got[deliveryKey("co", ev)] = hooks.Delivery{First: at(tc.first), Last: at(tc.first), N: 1}
 				rows = append(rows, deliveryRow{id: "dlv_" + strconv.Itoa(i), company: "co", event: ev, status: "succeeded",
 					created: at(tc.first - 0.1)})
 			}
-			recv.got["co/evt_0"].n, recv.got["co/evt_0"].last = 2, at(40)
+			recv.got[deliveryKey("co", "evt_0")] = hooks.Delivery{First: at(tc.first), Last: at(40), N: 2}
 			rep := &Report{MaxDuplicateRatio: 0.001, Recovered: true, Faults: faults(),
 				Limits: LimitFigures{Ceiling: 30, Sent: 40, Allowed: 30, Refused: 10}} // a limit that held
 			rep.tally(rows, recv, t0)

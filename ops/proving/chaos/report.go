@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"maps"
+	"oficina/ops/testkit/hooks"
 	"slices"
 	"strings"
 	"time"
@@ -77,11 +78,11 @@ func (r *Report) DuplicateRatio() float64 {
 }
 
 // tally compares the delivery rows with what the receiver saw.
-func (r *Report) tally(rows []deliveryRow, recv *receiver, loadStart time.Time) {
-	got, requests, mismatched := recv.snapshot()
-	r.Requests, r.Mismatched, r.Recorded = requests, mismatched, len(rows)
+func (r *Report) tally(rows []deliveryRow, s seen, loadStart time.Time) {
+	got := s.got
+	r.Requests, r.Mismatched, r.Recorded = s.requests, s.mismatched, len(rows)
 	r.CommittedUnseen = r.Recorded - r.Writes.Committed - r.extraWrites
-	recorded := make(map[string]bool, len(rows))
+	recorded := make(map[hooks.Key]bool, len(rows))
 	var lat []time.Duration
 	type slowOne struct {
 		d   deliveryRow
@@ -106,9 +107,9 @@ func (r *Report) tally(rows []deliveryRow, recv *receiver, loadStart time.Time) 
 			continue
 		}
 		r.Received++
-		r.Duplicates += a.n - 1
-		lat = append(lat, max(0, a.first.Sub(d.created)))
-		slow = append(slow, slowOne{d, a.first.Sub(d.created)})
+		r.Duplicates += a.N - 1
+		lat = append(lat, max(0, a.First.Sub(d.created)))
+		slow = append(slow, slowOne{d, a.First.Sub(d.created)})
 	}
 	for k := range got {
 		if !recorded[k] {
@@ -138,8 +139,8 @@ func (r *Report) tally(rows []deliveryRow, recv *receiver, loadStart time.Time) 
 				f.Clear = -1
 				break
 			}
-			if a.first.After(last) {
-				last = a.first
+			if a.First.After(last) {
+				last = a.First
 			}
 		}
 		if f.Clear == 0 && last.After(up) {
@@ -177,10 +178,10 @@ func (r *Report) tally(rows []deliveryRow, recv *receiver, loadStart time.Time) 
 	// A duplicate is charged to the fault around its first send.
 	for _, d := range rows {
 		a, ok := got[deliveryKey(d.company, d.event)]
-		if !ok || a.n < 2 {
+		if !ok || a.N < 2 {
 			continue
 		}
-		at := a.first.Sub(loadStart)
+		at := a.First.Sub(loadStart)
 		var f *Fault
 		for i := range r.Faults {
 			if r.Faults[i].At-time.Second <= at {
@@ -188,13 +189,13 @@ func (r *Report) tally(rows []deliveryRow, recv *receiver, loadStart time.Time) 
 			}
 		}
 		if len(r.DuplicateIDs) < 10 {
-			r.DuplicateIDs = append(r.DuplicateIDs, fmt.Sprintf("%s ×%d (first +%.1fs, last +%.1fs, %d attempts recorded)", d.id, a.n,
-				a.first.Sub(loadStart).Seconds(), a.last.Sub(loadStart).Seconds(), d.attempts))
+			r.DuplicateIDs = append(r.DuplicateIDs, fmt.Sprintf("%s ×%d (first +%.1fs, last +%.1fs, %d attempts recorded)", d.id, a.N,
+				a.First.Sub(loadStart).Seconds(), a.Last.Sub(loadStart).Seconds(), d.attempts))
 		}
 		if f != nil && at <= f.Up+2*time.Second {
-			f.Duplicates += a.n - 1
+			f.Duplicates += a.N - 1
 		} else {
-			r.DuplicatesOutsideFaults += a.n - 1
+			r.DuplicatesOutsideFaults += a.N - 1
 		}
 	}
 	r.Recovery = -1

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"oficina/ops/testkit/hooks"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
 )
@@ -95,7 +96,7 @@ type run struct {
 	pg          *postgres // nil when running on the fallback server
 	dbURL       string
 	nats        *natsServer
-	recv        *receiver
+	recv        *hooks.Receiver
 	bin         string
 	apis        []*child
 	relay       *child
@@ -177,17 +178,17 @@ func (r *run) setUp(ctx context.Context, rep *Report) error {
 		return err
 	}
 	r.closers = append(r.closers, r.nats.shutdown)
-	r.recv = newReceiver()
-	r.closers = append(r.closers, r.recv.close)
+	r.recv = hooks.New(hooks.Options{})
+	r.closers = append(r.closers, r.recv.Close)
 	caFile := filepath.Join(r.dir, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, r.recv.caPEM(), 0o600); err != nil {
+	if err := os.WriteFile(caFile, r.recv.CAPEM(), 0o600); err != nil {
 		<-built
 		return err
 	}
 	if err := <-built; err != nil {
 		return err
 	}
-	r.logf("built %s; PostgreSQL %s; NATS %s; receiver %s", r.bin, r.dbURL, r.nats.url(), r.recv.srv.URL)
+	r.logf("built %s; PostgreSQL %s; NATS %s; receiver %s", r.bin, r.dbURL, r.nats.url(), r.recv.URL())
 
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
@@ -352,7 +353,7 @@ func (r *run) exercise(ctx context.Context, rep *Report) error {
 		}
 		rep.Exits = append(rep.Exits, c.unexpectedExits(r.loadStart)...)
 	}
-	rep.tally(rows, r.recv, r.loadStart)
+	rep.tally(rows, observe(r.recv), r.loadStart)
 	if len(rep.Lost) > 0 || rep.NotSucceeded > 0 {
 		rep.Notes = append(rep.Notes, r.diagnose(ctx)...)
 		rep.Notes = append(rep.Notes, "process logs: "+r.tails())
@@ -382,9 +383,9 @@ func (r *run) waitDelivered(ctx context.Context, timeout time.Duration) ([]deliv
 	}
 }
 
-func complete(rows []deliveryRow, recv *receiver) bool {
+func complete(rows []deliveryRow, recv *hooks.Receiver) bool {
 	for _, d := range rows {
-		if _, n := recv.arrived(d.company, d.event); n == 0 || d.status != "succeeded" {
+		if _, ok := recv.Delivery(deliveryKey(d.company, d.event)); !ok || d.status != "succeeded" {
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"oficina/ops/proving/contract"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -68,13 +69,13 @@ func TestAClientGeneratedFromTheDocumentSendsOnlyWhatTheSpecRequires(t *testing.
 
 	// A live server, a client record and an order with every field the
 	// PATCH must leave alone.
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, "service_orders:read", "service_orders:create", "service_orders:update",
 		"sales:read", "sales:create", "leads:create", "leads:read", "tasks:create", "clients:read")
 	do := func(method, path string, body any, want int) map[string]any {
 		t.Helper()
-		r := api.Do(t, testkit.Req{Method: method, Path: path, Key: key, Body: body})
+		r := api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
 		if r.Status != want {
 			t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Status, want, r.Raw)
 		}

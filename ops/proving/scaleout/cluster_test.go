@@ -15,6 +15,7 @@ import (
 	"oficina/dispatch/lease"
 	"oficina/ops/natsembed"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
@@ -56,7 +57,7 @@ func TestNATSNodeLossLosesNoDelivery(t *testing.T) {
 	}
 	api := startAPI(t, apiOptions{natsURL: natsURL, replicas: 3, caFile: writeCA(t, recv), only: companyIDs(cos), log: log})
 	for _, co := range cos {
-		api.newEndpoint(t, co.key, recv.url(co.id, "hook"), "client.created")
+		api.newEndpoint(t, co.key, hookURL(recv, co.id, "hook"), "client.created")
 	}
 	r3 := func(c *dispatch.Config) { c.LeaseReplicas = 3 } // as ops/stack sets it from OFICINA_STREAM_REPLICAS
 	dsps := [2]*dispatch.Dispatcher{startDispatcher(t, natsURL, "dsp_a", recv, log, r3),
@@ -72,8 +73,8 @@ func TestNATSNodeLossLosesNoDelivery(t *testing.T) {
 
 	ld := startLoad(ctx, api, cos, 60*time.Millisecond)
 	t.Cleanup(func() { ld.stop() })
-	if !recv.waitFor(30*time.Second, func() bool { return recv.succeeded(time.Time{}, time.Time{}) >= 40 }) {
-		t.Fatalf("before the fault: only %d deliveries arrived", recv.succeeded(time.Time{}, time.Time{}))
+	if !recv.WaitFor(30*time.Second, func() bool { return recv.Succeeded(time.Time{}, time.Time{}) >= 40 }) {
+		t.Fatalf("before the fault: only %d deliveries arrived", recv.Succeeded(time.Time{}, time.Time{}))
 	}
 
 	ph.mark("load flowing")
@@ -86,8 +87,8 @@ func TestNATSNodeLossLosesNoDelivery(t *testing.T) {
 	// Keep loading with the node down for 5 s — longer than a dispatcher
 	// takes to notice a lost lease (LeaseTTL/3) — and until 40 more
 	// deliveries arrived (or 20 s: the assertion below then fails).
-	recv.waitFor(20*time.Second, func() bool {
-		return time.Since(downAt) >= 5*time.Second && recv.succeeded(downAt, time.Time{}) >= 40
+	recv.WaitFor(20*time.Second, func() bool {
+		return time.Since(downAt) >= 5*time.Second && recv.Succeeded(downAt, time.Time{}) >= 40
 	})
 	upAt := time.Now()
 	ph.mark("node down")
@@ -96,7 +97,7 @@ func TestNATSNodeLossLosesNoDelivery(t *testing.T) {
 	}
 	restartedAt := time.Now()
 	ph.mark("node restarted")
-	recv.waitFor(15*time.Second, func() bool { return recv.succeeded(restartedAt, time.Time{}) >= 20 })
+	recv.WaitFor(15*time.Second, func() bool { return recv.Succeeded(restartedAt, time.Time{}) >= 20 })
 	stats := ld.stop()
 	ph.mark("load after restart")
 
@@ -118,7 +119,7 @@ func TestNATSNodeLossLosesNoDelivery(t *testing.T) {
 	ph.mark("drain")
 	t.Logf("phases: %s; lead writes: p50 %v, p99 %v, max %v", ph, stats.quantile(0.5), stats.quantile(0.99), stats.quantile(1))
 
-	o := judge(rows, recv.snapshot(), downAt, upAt)
+	o := judge(rows, recv.Arrivals(), downAt, upAt)
 	t.Logf("stopped %s (DELIVERIES leader) for %v: %d leads written (%d refused, %d errors), %d deliveries recorded, "+
 		"%d received while the node was down (first %v after the stop, longest pause %v; %d in its second half; by dispatcher %v), "+
 		"%d duplicates (%.2f %%), drained: %v",
@@ -161,12 +162,12 @@ type outcome struct {
 // judge matches the delivery rows with the receiver's arrivals: each row
 // must have reached its endpoint (/<company>/hook) with its event id as
 // webhook-id.
-func judge(rows []streams.Delivery, arrivals []arrival, downAt, upAt time.Time) outcome {
+func judge(rows []streams.Delivery, arrivals []hooks.Arrival, downAt, upAt time.Time) outcome {
 	o := outcome{byDispatcher: map[string]int{}}
 	got := map[string]int{} // path + webhook-id → 2xx answers
 	for _, a := range arrivals {
-		if a.status/100 == 2 {
-			got[a.path+" "+a.webhookID]++
+		if a.Status/100 == 2 {
+			got[a.Path+" "+a.WebhookID]++
 		}
 	}
 	created := map[string]time.Time{}
@@ -188,16 +189,16 @@ func judge(rows []streams.Delivery, arrivals []arrival, downAt, upAt time.Time) 
 	mid := downAt.Add(upAt.Sub(downAt) / 2)
 	prev := downAt
 	for _, a := range arrivals {
-		if a.status/100 != 2 || a.at.Before(downAt) || !a.at.Before(upAt) {
+		if a.Status/100 != 2 || a.At.Before(downAt) || !a.At.Before(upAt) {
 			continue
 		}
 		if o.duringOutage == 0 {
-			o.firstAfter = a.at.Sub(downAt)
+			o.firstAfter = a.At.Sub(downAt)
 		}
-		o.gap, prev = max(o.gap, a.at.Sub(prev)), a.at
+		o.gap, prev = max(o.gap, a.At.Sub(prev)), a.At
 		o.duringOutage++
-		o.byDispatcher[a.dispatcher]++
-		if !a.at.Before(mid) && created[a.webhookID].After(downAt) {
+		o.byDispatcher[dispatcherOf(a)]++
+		if !a.At.Before(mid) && created[a.WebhookID].After(downAt) {
 			o.lateOutage++
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 	"oficina/ops/config"
 	"oficina/ops/stack"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
 	"oficina/schema/db"
 	"oficina/streams"
 	"oficina/tenant"
@@ -280,7 +280,7 @@ func (t tagged) RoundTrip(r *http.Request) (*http.Response, error) {
 // NATS connection and database pool, the destination guard's client, which
 // here allows loopback and trusts the receiver's certificate) with test
 // timings, until the test ends.
-func startDispatcher(t *testing.T, natsURL, id string, recv *receiver, log *slog.Logger, tweak func(*dispatch.Config)) *dispatch.Dispatcher {
+func startDispatcher(t *testing.T, natsURL, id string, recv *hooks.Receiver, log *slog.Logger, tweak func(*dispatch.Config)) *dispatch.Dispatcher {
 	t.Helper()
 	nc := connectNATS(t, natsURL, "oficina-dispatch-"+id)
 	js, err := jetstream.New(nc)
@@ -297,7 +297,7 @@ func startDispatcher(t *testing.T, natsURL, id string, recv *receiver, log *slog
 	}
 	t.Cleanup(func() { pool.Close() })
 	g, err := destguard.New(destguard.Config{AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-		ExtraCAPEM: recv.caPEM()})
+		ExtraCAPEM: recv.CAPEM()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,15 +348,11 @@ func eventually(timeout time.Duration, cond func() bool) bool {
 
 // writeCA stores the receiver's certificate as OFICINA_EXTRA_CA_FILE would
 // name it.
-func writeCA(t *testing.T, recv *receiver) string {
+func writeCA(t *testing.T, recv *hooks.Receiver) string {
 	t.Helper()
 	path := t.TempDir() + "/receiver-ca.pem"
-	if err := os.WriteFile(path, recv.caPEM(), 0o600); err != nil {
+	if err := os.WriteFile(path, recv.CAPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func certPEM(der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

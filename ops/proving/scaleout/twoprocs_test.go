@@ -14,6 +14,7 @@ import (
 	"oficina/dispatch"
 	"oficina/ops/natsembed"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
@@ -185,7 +186,7 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 		release := make(chan struct{})
 		var once sync.Once
 		return func() {
-			if recv.inFlight(key) >= limit {
+			if recv.InFlight(key) >= limit {
 				once.Do(func() { close(release) })
 			}
 			select {
@@ -195,8 +196,8 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 		}
 	}
 	dPath := "/" + d.id + "/e0"
-	holdC, holdD := hold(companyKey(failPath), dispatch.DefaultCompanyCap), hold(dPath, dispatch.DefaultEndpointCap)
-	recv.setAnswer(func(r *http.Request) int {
+	holdC, holdD := hold(hooks.Group(failPath), dispatch.DefaultCompanyCap), hold(dPath, dispatch.DefaultEndpointCap)
+	recv.SetAnswer(answerWith(func(r *http.Request) int {
 		switch {
 		case r.URL.Path == failPath:
 			time.Sleep(50 * time.Millisecond) // hold the slot so overlaps would show
@@ -210,7 +211,7 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 			holdD()
 		}
 		return http.StatusNoContent
-	})
+	}))
 	lead := func(api *apiProc, co company, label string) {
 		t.Helper()
 		r, err := api.captureLead(t.Context(), co.key, label)
@@ -219,8 +220,8 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 		}
 	}
 	count := func(path string) (n int) {
-		for _, a := range recv.snapshot() {
-			if a.path == path {
+		for _, a := range recv.Arrivals() {
+			if a.Path == path {
 				n++
 			}
 		}
@@ -230,22 +231,22 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 	// The failing endpoint: once its first failed attempt is recorded
 	// (failing_since set) it is known as failing, and from then on has one
 	// delivery in flight at most.
-	failID := apis[0].newEndpoint(t, c.key, recv.url(c.id, "fail"), "client.created")
+	failID := apis[0].newEndpoint(t, c.key, hookURL(recv, c.id, "fail"), "client.created")
 	lead(apis[1], c, "first")
 	if !eventually(30*time.Second, func() bool {
 		ds := c.deliveries(t)
-		return len(ds) == 1 && ds[0].AttemptCount >= 1 && recv.inFlight(failPath) == 0
+		return len(ds) == 1 && ds[0].AttemptCount >= 1 && recv.InFlight(failPath) == 0
 	}) {
 		t.Fatalf("the failing endpoint's first attempt was not recorded (%d requests)", count(failPath))
 	}
-	recv.resetPeak(failPath)
+	recv.ResetPeak(failPath)
 	probedBefore := count(failPath)
 	ph.mark("failing endpoint known")
 
 	for i := range 3 {
-		apis[i%2].newEndpoint(t, c.key, recv.url(c.id, "e"+strconv.Itoa(i)), "client.created")
+		apis[i%2].newEndpoint(t, c.key, hookURL(recv, c.id, "e"+strconv.Itoa(i)), "client.created")
 	}
-	apis[1].newEndpoint(t, d.key, recv.url(d.id, "e0"), "client.created")
+	apis[1].newEndpoint(t, d.key, hookURL(recv, d.id, "e0"), "client.created")
 	var wg sync.WaitGroup
 	for _, co := range []company{c, d} {
 		wg.Go(func() {
@@ -279,18 +280,18 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 		t.Logf("partition ownership changed %d times during the run (a lease was lost): caps may be exceeded at a hand-over", n)
 	}
 	peaks := map[string]int{}
-	for _, k := range []string{companyKey(failPath), failPath, companyKey(dPath), dPath} {
-		peaks[k] = recv.peakOf(k)
+	for _, k := range []string{hooks.Group(failPath), failPath, hooks.Group(dPath), dPath} {
+		peaks[k] = recv.Peak(k)
 	}
 	for i := range 3 {
 		p := "/" + c.id + "/e" + strconv.Itoa(i)
-		peaks[p] = recv.peakOf(p)
+		peaks[p] = recv.Peak(p)
 		if peaks[p] > dispatch.DefaultEndpointCap {
 			t.Errorf("endpoint %s: %d in flight at once, cap %d", p, peaks[p], dispatch.DefaultEndpointCap)
 		}
 	}
 	t.Logf("peak in flight at the receiver: %v", peaks)
-	if n := peaks[companyKey(failPath)]; n != dispatch.DefaultCompanyCap {
+	if n := peaks[hooks.Group(failPath)]; n != dispatch.DefaultCompanyCap {
 		t.Errorf("company c: %d in flight at most, want the cap %d reached and held", n, dispatch.DefaultCompanyCap)
 	}
 	if n := peaks[failPath]; n > 1 {
@@ -299,18 +300,18 @@ func TestCapsHoldAcrossTwoDispatchers(t *testing.T) {
 	if n := peaks[dPath]; n != dispatch.DefaultEndpointCap {
 		t.Errorf("company d's endpoint: %d in flight at most, want the cap %d reached and held", n, dispatch.DefaultEndpointCap)
 	}
-	if n := peaks[companyKey(dPath)]; n > dispatch.DefaultCompanyCap {
+	if n := peaks[hooks.Group(dPath)]; n > dispatch.DefaultCompanyCap {
 		t.Errorf("company d: %d in flight at once, cap %d", n, dispatch.DefaultCompanyCap)
 	}
 	// Each company was delivered by its partition's owner only, and so by
 	// both dispatchers between them.
 	by := map[string]map[string]int{}
-	for _, a := range recv.snapshot() {
-		co := strings.TrimPrefix(companyKey(a.path), "company:")
+	for _, a := range recv.Arrivals() {
+		co := strings.TrimPrefix(hooks.Group(a.Path), "company:")
 		if by[co] == nil {
 			by[co] = map[string]int{}
 		}
-		by[co][a.dispatcher]++
+		by[co][dispatcherOf(a)]++
 	}
 	t.Logf("requests by company and dispatcher: c %v, d %v", by[c.id], by[d.id])
 	if len(by[c.id]) != 1 || by[c.id]["dsp_a"] == 0 || len(by[d.id]) != 1 || by[d.id]["dsp_b"] == 0 {

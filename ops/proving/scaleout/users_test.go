@@ -13,6 +13,7 @@ import (
 	"oficina/ops/natsauth"
 	"oficina/ops/stack"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -61,11 +62,11 @@ func TestWebhooksDeliveredWithEachProcessAsItsOwnNATSUser(t *testing.T) {
 		return stack.RunRelay(ctx, stack.Options{Config: processConfig(t, relayOpts), Logger: log, Only: []string{co.id}})
 	})
 
-	api.newEndpoint(t, co.key, recv.url(co.id, "hook"), "client.created")
+	api.newEndpoint(t, co.key, hookURL(recv, co.id, "hook"), "client.created")
 	if r, err := api.captureLead(t.Context(), co.key, "users"); err != nil || r.status != 201 {
 		t.Fatalf("capture lead: %v %d %s", err, r.status, r.raw)
 	}
-	if !recv.waitFor(60*time.Second, func() bool { return recv.succeeded(time.Time{}, time.Time{}) >= 1 }) {
+	if !recv.WaitFor(60*time.Second, func() bool { return recv.Succeeded(time.Time{}, time.Time{}) >= 1 }) {
 		t.Fatalf("the API's delivery did not arrive; deliveries %+v", co.deliveries(t))
 	}
 
@@ -88,8 +89,8 @@ func TestWebhooksDeliveredWithEachProcessAsItsOwnNATSUser(t *testing.T) {
 		}
 	}
 	ids := map[string]bool{recorded[0].ID: true, recorded[0].Deliveries[0].ID: true}
-	if !recv.waitFor(60*time.Second, func() bool {
-		return slices.ContainsFunc(recv.snapshot(), func(a arrival) bool { return ids[a.webhookID] })
+	if !recv.WaitFor(60*time.Second, func() bool {
+		return slices.ContainsFunc(recv.Arrivals(), func(a hooks.Arrival) bool { return ids[a.WebhookID] })
 	}) {
 		t.Fatalf("the relayed delivery did not arrive; deliveries %+v", co.deliveries(t))
 	}

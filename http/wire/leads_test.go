@@ -1,4 +1,4 @@
-package leads_test
+package wire_test
 
 import (
 	"errors"

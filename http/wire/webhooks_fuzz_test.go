@@ -1,4 +1,4 @@
-package webhooks_test
+package wire_test
 
 import (
 	"errors"

@@ -1,4 +1,9 @@
-package testkit
+// Package httpkit is the test kit's HTTP layer: the public, admin and
+// portal servers of one test on real HTTP over the test database, every
+// answer checked against the OpenAPI document. The layer below
+// (ops/testkit) knows no HTTP server, so tests of tenant, streams or the
+// dispatcher do not compile them.
+package httpkit
 
 import (
 	"bytes"
@@ -16,6 +21,7 @@ import (
 	"oficina/http/admin"
 	"oficina/http/portal"
 	"oficina/http/public"
+	"oficina/ops/testkit"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
 	"oficina/streams"
@@ -51,7 +57,7 @@ type APIOptions struct {
 	// Secrets seals webhook secrets (nil: Keyring, the tests' ring).
 	Secrets *secretbox.Keyring
 	// DB is the pool both APIs use (nil: the shared test database; see
-	// ProxiedDB for one a test can take away).
+	// testkit.ProxiedDB for one a test can take away).
 	DB *bun.DB
 	// FrameAncestors are the origins allowed to embed the portal.
 	FrameAncestors []string
@@ -65,7 +71,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	t.Helper()
 	d := o.DB
 	if d == nil {
-		d = DB(t)
+		d = testkit.DB(t)
 	}
 	auth := tenant.NewAuthenticator(d, tenant.AuthConfig{Now: o.Now})
 	bus, err := tenant.NewBus(auth, nil)
@@ -73,7 +79,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 		t.Fatal(err)
 	}
 	if o.Secrets == nil {
-		o.Secrets = Keyring(t)
+		o.Secrets = testkit.Keyring(t)
 	}
 	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard,
 		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies,
@@ -99,7 +105,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	mux.Handle(portal.Prefix, po)
 	mux.Handle("/", a.contract.wrap(pub))
 	ps := httptest.NewServer(mux)
-	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Workers: WorkerDB(t), Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
+	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Workers: testkit.WorkerDB(t), Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
 		Publisher: o.Publisher, Secrets: o.Secrets, PortalURL: func() string { return ps.URL + portal.Prefix }}))
 	t.Cleanup(ps.Close)
 	t.Cleanup(as.Close)

@@ -1,16 +1,14 @@
-package testkit
+package httpkit
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 
 	"oficina/http/public"
 	"oficina/ops/proving/contract"
+	"oficina/ops/testkit"
 )
 
 // Every answer of a test's public server is checked against the OpenAPI
@@ -24,9 +22,6 @@ import (
 
 // responses counts this test binary's checked responses.
 var responses contract.Tally
-
-// documents caches compiled documents by content: parallel tests share one.
-var documents sync.Map // [sha256.Size]byte → *contract.Document
 
 type contractCheck struct {
 	owner  testing.TB
@@ -45,27 +40,14 @@ func newContractCheck(t testing.TB, pub *public.Server) *contractCheck {
 	if _, bench := t.(*testing.B); bench {
 		return nil
 	}
-	doc, err := document(pub.OpenAPI())
+	doc, err := testkit.Document(pub.OpenAPI())
 	if err != nil {
-		t.Fatalf("testkit: contract: %v", err)
+		t.Fatalf("httpkit: contract: %v", err)
 	}
 	c := &contractCheck{owner: t, doc: doc, tally: &responses,
 		report: contract.PackageName(), pending: map[string][]contract.Mismatch{}}
 	t.Cleanup(c.finish)
 	return c
-}
-
-func document(raw []byte) (*contract.Document, error) {
-	key := sha256.Sum256(raw)
-	if d, ok := documents.Load(key); ok {
-		return d.(*contract.Document), nil
-	}
-	d, err := contract.Load(raw)
-	if err != nil {
-		return nil, err
-	}
-	actual, _ := documents.LoadOrStore(key, d)
-	return actual.(*contract.Document), nil
 }
 
 // wrap checks each answer of next once it is written.
@@ -87,7 +69,7 @@ func (c *contractCheck) wrap(next http.Handler) http.Handler {
 		}
 		id := rec.header.Get("Request-Id")
 		if id == "" {
-			c.reportTo(c.owner, res.Mismatches, "an answer without Request-Id")
+			testkit.ReportMismatches(c.owner, res.Mismatches, "an answer without Request-Id")
 			return
 		}
 		c.mu.Lock()
@@ -108,7 +90,7 @@ func (c *contractCheck) claim(t testing.TB, requestID string) {
 	c.mu.Unlock()
 	if len(ms) > 0 {
 		t.Helper()
-		c.reportTo(t, ms, "")
+		testkit.ReportMismatches(t, ms, "")
 	}
 }
 
@@ -123,30 +105,17 @@ func (c *contractCheck) finish() {
 	c.pending = nil
 	c.mu.Unlock()
 	if len(ms) > 0 {
-		c.reportTo(c.owner, ms, "answers to requests sent outside API.Do")
+		testkit.ReportMismatches(c.owner, ms, "answers to requests sent outside API.Do")
 	}
 	if c.report == "" {
 		return
 	}
 	if err := contract.WriteReport(c.report, c.tally.Summary(c.report)); err != nil {
-		c.owner.Logf("testkit: %v", err)
+		c.owner.Logf("httpkit: %v", err)
 	}
 	if testing.Verbose() {
-		c.owner.Logf("testkit: contract: %d responses checked so far in this binary", c.tally.Checked())
+		c.owner.Logf("httpkit: contract: %d responses checked so far in this binary", c.tally.Checked())
 	}
-}
-
-func (c *contractCheck) reportTo(t testing.TB, ms []contract.Mismatch, note string) {
-	t.Helper()
-	var sb strings.Builder
-	sb.WriteString("the answer differs from the OpenAPI document")
-	if note != "" {
-		sb.WriteString(" (" + note + ")")
-	}
-	for _, m := range ms {
-		sb.WriteString("\n    " + m.String())
-	}
-	t.Error(sb.String())
 }
 
 // recorder passes the answer through and keeps a copy of what was sent.
@@ -178,32 +147,3 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// webhookDocument is the public API's document, for webhook bodies.
-var webhookDocument = sync.OnceValues(func() (*contract.Document, error) {
-	s, err := public.New(public.Deps{})
-	if err != nil {
-		return nil, err
-	}
-	return document(s.OpenAPI())
-})
-
-// CheckWebhook validates a webhook body (the event envelope) against the
-// public document's webhooks entry for its type. A mismatch fails the
-// test; it may be called from any goroutine (a receiver's handler).
-// Receiver and EventLog call it on every body they see.
-func CheckWebhook(t testing.TB, body []byte) {
-	t.Helper()
-	var ms []contract.Mismatch
-	doc, err := webhookDocument()
-	if err != nil {
-		ms = []contract.Mismatch{{Operation: "webhook", Reason: "the document does not load: " + err.Error()}}
-	} else {
-		ms = doc.Webhook(body)
-	}
-	if len(ms) == 0 {
-		return
-	}
-	c := &contractCheck{}
-	c.reportTo(t, ms, fmt.Sprintf("webhook body of %d bytes", len(body)))
-}

@@ -1,4 +1,4 @@
-package orders_test
+package wire_test
 
 import (
 	"errors"
