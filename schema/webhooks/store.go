@@ -9,11 +9,11 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/signing"
 	"oficina/schema/apierr"
 	"oficina/schema/field"
 	"oficina/schema/ids"
 	"oficina/schema/secretbox"
+	"oficina/schema/signing"
 	"oficina/tenant"
 )
 
