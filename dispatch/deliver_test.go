@@ -131,7 +131,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 	})
 	co := company(t, tenant.PlanSupra)
 	ep := newEndpoint(t, co, srv.URL, webhooks.Subscriber{MemberID: co.Owner.ID})
-	clk := newClock()
+	clk := testkit.NowClock()
 	e.start(t, dispatch.Config{Client: guardClient(t, srv, true), Now: clk.Now, Schedule: []time.Duration{time.Second}})
 	dm := e.enqueue(t, co, ep, "sale.paid")
 

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
+	"oficina/ops/testkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -81,7 +82,7 @@ func TestSubscriberAccessLostOneEmailAndRegained(t *testing.T) {
 func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	clk := newClock()
+	clk := testkit.NowClock()
 	srv, _ := receiver(t, func(w http.ResponseWriter, _ *http.Request) {
 		clk.Advance(25 * time.Hour)
 		w.WriteHeader(http.StatusInternalServerError)

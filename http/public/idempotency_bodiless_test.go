@@ -26,7 +26,7 @@ type bodilessEnv struct {
 	api   *httpkit.API
 	co    *testkit.Company
 	key   string
-	clock *testClock
+	clock *testkit.Clock
 }
 
 func newBodilessEnv(t *testing.T) *bodilessEnv {
@@ -36,7 +36,7 @@ func newBodilessEnv(t *testing.T) *bodilessEnv {
 		t.Fatal(err)
 	}
 	js := testkit.JetStream(t, jsconfig.Config{})
-	e := &bodilessEnv{clock: newTestClock()}
+	e := &bodilessEnv{clock: testkit.NowClock()}
 	e.api = httpkit.NewAPI(t, httpkit.APIOptions{Now: e.clock.Now, Destinations: guard,
 		Publisher: streams.NewPublisher(testkit.DB(t), js, nil)})
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})

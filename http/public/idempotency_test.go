@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,18 +19,6 @@ import (
 	"oficina/streams"
 	"oficina/tenant"
 )
-
-// testClock is a shared, goroutine-safe clock that moves only when told.
-type testClock struct{ ns atomic.Int64 }
-
-func newTestClock() *testClock {
-	c := &testClock{}
-	c.ns.Store(time.Now().UTC().Truncate(time.Second).UnixNano())
-	return c
-}
-
-func (c *testClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // recordingPublisher remembers what each committed write handed over.
 type recordingPublisher struct {
@@ -59,7 +46,7 @@ type idemEnv struct {
 	key    string
 	writes *public.TestWrites
 	pub    *recordingPublisher
-	clock  *testClock
+	clock  *testkit.Clock
 	told   toldResults
 }
 
@@ -75,7 +62,7 @@ func (r *toldResults) count(result string) int { r.mu.Lock(); defer r.mu.Unlock(
 
 func newIdemEnv(t *testing.T) *idemEnv {
 	t.Helper()
-	e := &idemEnv{pub: &recordingPublisher{}, clock: newTestClock(), told: toldResults{n: map[string]int{}}}
+	e := &idemEnv{pub: &recordingPublisher{}, clock: testkit.NowClock(), told: toldResults{n: map[string]int{}}}
 	e.api = httpkit.NewAPI(t, httpkit.APIOptions{Now: e.clock.Now, Publisher: e.pub, Idempotency: e.told.tell})
 	e.writes = public.RegisterTestWrites(e.api.Public)
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})

@@ -17,7 +17,7 @@ import (
 // the client's address to X-Forwarded-For.
 func behindProxy(t *testing.T) *rlEnv {
 	t.Helper()
-	clk := newTestClock()
+	clk := testkit.NowClock()
 	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
 	api := httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})

@@ -20,12 +20,12 @@ import (
 // test clock.
 type rlEnv struct {
 	api   *httpkit.API
-	clock *testClock
+	clock *testkit.Clock
 }
 
 func newRLEnv(t *testing.T) *rlEnv {
 	t.Helper()
-	clk := newTestClock()
+	clk := testkit.NowClock()
 	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
 	return &rlEnv{api: httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim}), clock: clk}
 }
@@ -78,7 +78,7 @@ func TestRateLimitWindowEdgeAndHeaders(t *testing.T) {
 func TestRateLimitIsSharedByTwoAPIProcesses(t *testing.T) {
 	t.Parallel()
 	ns := testkit.NATS(t)
-	clk := newTestClock()
+	clk := testkit.NowClock()
 	process := func() *httpkit.API {
 		nc, err := nats.Connect(ns.ClientURL())
 		if err != nil {
