@@ -334,16 +334,7 @@ func startDispatcher(t *testing.T, natsURL, id string, recv *hooks.Receiver, log
 
 // eventually polls cond every 50 ms until it holds or timeout passes.
 func eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return testkit.Poll(timeout, 50*time.Millisecond, cond)
 }
 
 // writeCA stores the receiver's certificate as OFICINA_EXTRA_CA_FILE would
