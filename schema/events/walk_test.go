@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
 	"oficina/ops/testkit/httpkit"
 	"oficina/schema/events"
 	"oficina/streams"
@@ -200,11 +200,7 @@ type envelope struct {
 // OpenAPI document's webhooks section).
 func (w *walk) checkDelivery(t *testing.T, r testkit.Received) (id, typ string) {
 	t.Helper()
-	wh, err := standardwebhooks.NewWebhook(w.secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wh.Verify(r.Body, r.Header); err != nil {
+	if err := hooks.Verify(w.secret, r); err != nil {
 		t.Errorf("delivery %s: signature: %v", r.Header.Get("webhook-id"), err)
 	}
 	ev := w.checkBody(t, "endpoint", r.Body)
