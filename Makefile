@@ -18,8 +18,8 @@ pg: ## start the local PostgreSQL cluster when nothing answers on 127.0.0.1:5432
 run: pg ## run everything in one process (embedded NATS, migrations, demo data, printed API key)
 	$(GO) run ./cmd/oficina dev --seed
 
-# The contract checks (docs/contract.md) run Node.js tools pinned in ops/contract.
-CONTRACT := ops/contract
+# The contract checks (docs/contract.md) run Node.js tools pinned in ops/proving/contract.
+CONTRACT := ops/proving/contract
 
 .PHONY: test
 test: pg node-tools ## run every test (real PostgreSQL, embedded JetStream, real HTTP, the contract checks); prints the contract counts
@@ -34,7 +34,7 @@ contract: pg node-tools ## the contract checks alone: linter, generated client, 
 	echo; cat "$$report"/*.txt 2>/dev/null || true; exit $$rc
 
 .PHONY: node-tools
-node-tools: ## install the pinned Node.js tools (npm ci in ops/contract) when absent or older than the lockfile
+node-tools: ## install the pinned Node.js tools (npm ci in ops/proving/contract) when absent or older than the lockfile
 	@set -euo pipefail; installed=$(CONTRACT)/node_modules/.package-lock.json; \
 	if ! command -v npm >/dev/null 2>&1; then \
 	  if [ -n "$${CI:-}" ]; then echo "node-tools: npm not found; CI needs Node.js >= 20.19 and npm" >&2; exit 1; fi; \
@@ -57,7 +57,7 @@ bench-table: ## write docs/performance.md's table (and docs/performance.json) fr
 
 .PHONY: chaos
 chaos: pg ## kill -9 and restart every part under load; nothing lost (CHAOS_DURATION, default 3m; CHAOS_SEED)
-	CHAOS_DURATION=$${CHAOS_DURATION:-3m} $(GO) test -count=1 -timeout 30m -run TestChaosNothingLost -v ./ops/chaos
+	CHAOS_DURATION=$${CHAOS_DURATION:-3m} $(GO) test -count=1 -timeout 30m -run TestChaosNothingLost -v ./ops/proving/chaos
 
 .PHONY: fuzz
 fuzz: pg ## run every fuzz target for FUZZTIME each (default 10s)

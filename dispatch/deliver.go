@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
-	"oficina/ops/mail"
+	"oficina/schema/mail"
 	"oficina/schema/signing"
 	"oficina/streams"
 )

@@ -24,6 +24,7 @@ import (
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -283,12 +284,12 @@ func TestDestinationMatrixRefusedAtRegistrationAndDelivery(t *testing.T) {
 // case.
 func runMatrix(t *testing.T, reg, del *destguard.Guard, cases []destCase) []string {
 	t.Helper()
-	api := testkit.NewAPI(t, testkit.APIOptions{Destinations: reg})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Destinations: reg})
 	regCo := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := regCo.OwnerKey(t, "webhooks:create", "sales:read")
-	regAnswers := make([]*testkit.Response, len(cases))
+	regAnswers := make([]*httpkit.Response, len(cases))
 	for i, c := range cases {
-		regAnswers[i] = api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key,
+		regAnswers[i] = api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key,
 			Body: map[string]any{"url": c.url, "events": []string{"sale.paid"}}})
 	}
 
@@ -348,7 +349,7 @@ func runMatrix(t *testing.T, reg, del *destguard.Guard, cases []destCase) []stri
 	return rows
 }
 
-func firstFieldError(r *testkit.Response) (param, code string) {
+func firstFieldError(r *httpkit.Response) (param, code string) {
 	env, _ := r.Body["error"].(map[string]any)
 	list, _ := env["errors"].([]any)
 	if len(list) == 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
-	"oficina/ops/mail"
 	"oficina/ops/natsembed"
 	"oficina/ops/testkit"
 	"oficina/schema/webhooks"
@@ -65,18 +63,6 @@ func (e *env) connectNC(t *testing.T) (*nats.Conn, error) {
 	return nc, err
 }
 
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().UTC().Truncate(time.Second)} }
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // received is one request a receiver got.
 type received = testkit.Received
 
@@ -105,12 +91,6 @@ func (e *env) start(t *testing.T, cfg dispatch.Config) (*dispatch.Dispatcher, co
 	return testkit.Dispatcher(t, cfg)
 }
 
-// anyURL accepts every URL at registration (destinations are checked at
-// send time by the guard's client in these tests).
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
-
 // newEndpoint registers an endpoint to url for sub, subscribed to "*".
 func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Subscriber) *webhooks.Row {
 	t.Helper()
@@ -118,7 +98,7 @@ func newEndpoint(t *testing.T, co *testkit.Company, url string, sub webhooks.Sub
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: url, Events: []webhooks.EventName{"*"}}, sub,
-			func([]string) error { return nil }, anyURL{}, testkit.Keyring(t), time.Now())
+			func([]string) error { return nil }, testkit.AnyURL{}, testkit.Keyring(t), time.Now())
 		return err
 	})
 	return e
@@ -197,15 +177,6 @@ func endpointRow(t *testing.T, co *testkit.Company, id string) webhooks.Row {
 		return tx.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
 	})
 	return e
-}
-
-func mails(t *testing.T, co *testkit.Company, kind string) []mail.Message {
-	t.Helper()
-	var ms []mail.Message
-	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewSelect().Model(&ms).Where("kind = ?", kind).Scan(ctx)
-	})
-	return ms
 }
 
 // waitStatus waits until the delivery leaves pending (or reaches want) and

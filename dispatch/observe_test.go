@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"oficina/dispatch"
+	"oficina/ops/testkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -50,7 +51,7 @@ func (r *recorder) snapshot() told {
 func TestTheObserverHearsEachOutcomeOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	clk := newClock()
+	clk := testkit.NowClock()
 	ok, _ := receiver(t, status(http.StatusOK))
 	failing, _ := receiver(t, func(w http.ResponseWriter, _ *http.Request) {
 		clk.Advance(25 * time.Hour) // so the endpoint is disabled after 72 h of failures

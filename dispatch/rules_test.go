@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
+	"oficina/ops/testkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -54,13 +55,13 @@ func TestSubscriberAccessLostOneEmailAndRegained(t *testing.T) {
 
 	lost("client.created") // the member cannot read clients
 	arrives("sale.paid")   // sales still arrive
-	if n := len(mails(t, co, dispatch.MailAccessLost)); n != 1 {
+	if n := len(co.Mails(t, dispatch.MailAccessLost)); n != 1 {
 		t.Fatalf("mails after first loss = %d, want 1", n)
 	}
 	setStatus("suspended")
 	lost("sale.paid")
 	lost("sale.created")
-	if n := len(mails(t, co, dispatch.MailAccessLost)); n != 2 {
+	if n := len(co.Mails(t, dispatch.MailAccessLost)); n != 2 {
 		t.Fatalf("mails = %d, want 2: one for the new loss after the sale's success, not one per delivery", n)
 	}
 	if ep := endpointRow(t, co, ep.ID); ep.Status != webhooks.StatusEnabled {
@@ -70,7 +71,7 @@ func TestSubscriberAccessLostOneEmailAndRegained(t *testing.T) {
 	arrives("sale.paid") // regained; the success re-arms the e-mail
 	setStatus("suspended")
 	lost("sale.paid")
-	if n := len(mails(t, co, dispatch.MailAccessLost)); n != 3 {
+	if n := len(co.Mails(t, dispatch.MailAccessLost)); n != 3 {
 		t.Errorf("mails after a success and a new loss = %d, want 3", n)
 	}
 }
@@ -81,7 +82,7 @@ func TestSubscriberAccessLostOneEmailAndRegained(t *testing.T) {
 func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	clk := newClock()
+	clk := testkit.NowClock()
 	srv, _ := receiver(t, func(w http.ResponseWriter, _ *http.Request) {
 		clk.Advance(25 * time.Hour)
 		w.WriteHeader(http.StatusInternalServerError)
@@ -101,7 +102,7 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 	if got.Status != webhooks.StatusDisabled || got.DisabledReason == nil || *got.DisabledReason != dispatch.ReasonFailing {
 		t.Errorf("endpoint %s (%v), want disabled (failing)", got.Status, got.DisabledReason)
 	}
-	if n := len(mails(t, co, dispatch.MailEndpointDisabled)); n != 1 {
+	if n := len(co.Mails(t, dispatch.MailEndpointDisabled)); n != 1 {
 		t.Errorf("disable mails = %d, want 1", n)
 	}
 	// A disabled endpoint's deliveries are failed without an attempt.

@@ -9,7 +9,9 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"oficina/ops/testkit"
 	"oficina/streams"
+	"oficina/streams/jsconfig"
 	"oficina/tenant"
 )
 
@@ -27,7 +29,7 @@ func BenchmarkRecordAndPublish(b *testing.B) {
 			for range tc.endpoints {
 				endpoint(b, co, true, "sale.*")
 			}
-			pub := streams.NewPublisher(co.DB, startJS(b), nil)
+			pub := streams.NewPublisher(co.DB, testkit.JetStream(b, jsconfig.Config{}), nil)
 			before, after := newSale("sal_b"), newSale("sal_b")
 			after.Total = 2000
 			ctx := context.Background()

@@ -12,32 +12,8 @@ import (
 	"oficina/ops/testkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
-	"oficina/streams/jsconfig"
 	"oficina/tenant"
 )
-
-// startJS is an embedded JetStream with Oficina's streams.
-func startJS(t testing.TB) jetstream.JetStream {
-	t.Helper()
-	nc, err := testkit.NATS(t).Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsconfig.Ensure(context.Background(), js, jsconfig.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
-
-// anyURL accepts every URL: these tests are about events, not destinations.
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
 
 func allow([]string) error { return nil }
 
@@ -48,7 +24,7 @@ func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string)
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in", Events: toNames(events)},
-			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, testkit.Keyring(t), time.Now())
+			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, testkit.AnyURL{}, testkit.Keyring(t), time.Now())
 		if err == nil && !enabled {
 			e, err = webhooks.Disable(ctx, tx, e.ID, time.Now())
 		}

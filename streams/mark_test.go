@@ -5,8 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	"oficina/ops/testkit"
 	"oficina/schema/ids"
 	"oficina/streams"
+	"oficina/streams/jsconfig"
 )
 
 // Spec 6.1 item 2: one delivery per enabled subscribed endpoint, however
@@ -53,7 +55,7 @@ func TestEverySubscribedEndpointGetsOneDeliveryBeyondTheIDPool(t *testing.T) {
 func TestPublishMarksEverythingItSent(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	endpoint(t, co, true, "sale.*")
 	rs := record(t, co, write(co, streams.ActorAPI),
 		streams.Change{Type: "sale.created", Object: newSale("sal_m1")},

@@ -27,7 +27,7 @@ func deliverySubject(co, ep string) string {
 func TestRepublishIsDroppedByJetStreamDedup(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	ep := endpoint(t, co, true, "sale.*")
 	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "sale.created", Object: newSale("sal_5")})
 	pub := streams.NewPublisher(co.DB, js, nil)
@@ -56,7 +56,7 @@ func TestRepublishIsDroppedByJetStreamDedup(t *testing.T) {
 func TestDeliveryMessageCarriesTheDispatchersFields(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	ep := endpoint(t, co, true, "*")
 	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "sale.paid", Object: newSale("sal_6")})
 	if err := streams.NewPublisher(co.DB, js, nil).Publish(context.Background(), rs); err != nil {
@@ -88,7 +88,7 @@ func TestDeliveryMessageCarriesTheDispatchersFields(t *testing.T) {
 func TestRelayRecoversAnEventWhosePublishWasLost(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	ep := endpoint(t, co, true, "client.*")
 	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_7"}})
 	relay := &streams.Relay{DB: testkit.WorkerDB(t), JS: js, Only: []string{co.Company.ID}}
@@ -131,7 +131,7 @@ func TestRelayRecoversAnEventWhosePublishWasLost(t *testing.T) {
 func TestPingGoesToItsEndpointOnly(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	ep := endpoint(t, co, true, "*")
 	other := endpoint(t, co, true, "*")
 	var r streams.Recorded
@@ -166,7 +166,7 @@ func TestPingGoesToItsEndpointOnly(t *testing.T) {
 func TestTailFollowsOneCompanysEvents(t *testing.T) {
 	t.Parallel()
 	co, other := newCompany(t), newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	got := make(chan string, 10)

@@ -9,8 +9,10 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"oficina/ops/testkit"
 	"oficina/streams"
 	"oficina/streams/envelope"
+	"oficina/streams/jsconfig"
 )
 
 // Spec 6.1 items 2-3: a delivery per enabled endpoint subscribed to the
@@ -53,7 +55,7 @@ func TestDeliveriesOnlyForEnabledSubscribedEndpointsAtWriteTime(t *testing.T) {
 func TestEventWithoutSubscriberHasNoDeliveryAndLeavesPostgresOncePublished(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
-	js := startJS(t)
+	js := testkit.JetStream(t, jsconfig.Config{})
 	endpoint(t, co, true, "client.created")
 	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "sale.created", Object: newSale("sal_2")})
 	if len(rs) != 1 || len(rs[0].Deliveries) != 0 || len(deliveries(t, co)) != 0 {

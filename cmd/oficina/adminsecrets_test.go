@@ -11,14 +11,11 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/secretbox"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
-
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
 
 // `oficina admin secrets rekey -company ID` re-seals the company's rows
 // under the API's first key and prints the count; a row under a key the
@@ -30,7 +27,7 @@ func TestAdminSecretsRekeyPrintsCountAndRowsLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := testkit.NewAPI(t, testkit.APIOptions{Secrets: ring})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Secrets: ring})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	gone, err := secretbox.ParseKeyring(testkit.NewKeyEntry(t, "gone"))
 	if err != nil {
@@ -41,7 +38,7 @@ func TestAdminSecretsRekeyPrintsCountAndRowsLeft(t *testing.T) {
 		co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 			e, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/",
 				Events: []webhooks.EventName{"*"}}, webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil },
-				anyURL{}, r, time.Now())
+				testkit.AnyURL{}, r, time.Now())
 			if e != nil {
 				lost = e.ID
 			}

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"oficina/ops/bench"
 	"oficina/ops/config"
 	"oficina/ops/natsconn"
 	"oficina/ops/natsembed"
+	"oficina/ops/proving/bench"
 )
 
 // benchFlags are `oficina bench`'s own settings.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"oficina/ops/bench"
+	"oficina/ops/proving/bench"
 )
 
 func TestBenchSecondsSetsTheRunLength(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"os"
@@ -13,10 +12,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"oficina/ops/bench"
 	"oficina/ops/config"
 	"oficina/ops/migrate"
 	"oficina/ops/natsconn"
+	"oficina/ops/proving/bench"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
 )
@@ -56,7 +55,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 	recv := bench.NewReceiver()
 	r.closers = append(r.closers, recv.Close)
 	caFile := filepath.Join(dataDir, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: recv.Server().Certificate().Raw}), 0o600); err != nil {
+	if err := os.WriteFile(caFile, recv.CAPEM(), 0o600); err != nil {
 		return nil, err
 	}
 	var raw [16]byte

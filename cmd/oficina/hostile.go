@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"oficina/ops/config"
-	"oficina/ops/hostile"
+	"oficina/ops/proving/hostile"
 )
 
 // runHostile attacks a running Oficina with hostile input (issue 9) and

@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/uptrace/bun"
 
 	"oficina/ops/config"
 	"oficina/ops/stack"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
 	"oficina/schema/db"
 )
 
@@ -276,11 +276,7 @@ func (h *hookReceiver) verify(t *testing.T, n int) {
 		select {
 		case r := <-h.got:
 			for _, s := range h.secrets {
-				wh, err := standardwebhooks.NewWebhook(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := wh.Verify(r.Body, r.Header); err != nil {
+				if err := hooks.Verify(s, r); err != nil {
 					t.Errorf("delivery %s: not signed with the secret %s…: %v", r.Header.Get("webhook-id"), s[:10], err)
 				}
 			}

@@ -16,10 +16,6 @@ import (
 	"oficina/tenant"
 )
 
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
-
 // setup is a company with an endpoint, n failed deliveries of the last
 // hour and a running recovery of them.
 func setup(t *testing.T, n int) (*testkit.Company, *webhooks.Row, string) {
@@ -29,7 +25,7 @@ func setup(t *testing.T, n int) (*testkit.Company, *webhooks.Row, string) {
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		ep, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/", Events: []webhooks.EventName{"*"}},
-			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, anyURL{}, testkit.Keyring(t), time.Now())
+			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, testkit.AnyURL{}, testkit.Keyring(t), time.Now())
 		return err
 	})
 	now := time.Now().UTC()

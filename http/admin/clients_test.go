@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/tasks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -43,7 +44,7 @@ func events(t *testing.T, co *testkit.Company) []event {
 // carrying the record as GET returns it.
 func TestDashboardClientWritesRecordEvents(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	base := "/companies/" + co.Company.ID + "/clients"
 
@@ -94,9 +95,9 @@ func TestDashboardClientWritesRecordEvents(t *testing.T) {
 // client_id null) and yields only client.deleted, no task event.
 func TestDeletingAClientUnlinksItsTasksWithoutTaskEvents(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, "leads:create", "tasks:create", "leads:read"),
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, "leads:create", "tasks:create", "leads:read"),
 		Body: map[string]any{"name": "Ana", "email": "ana@example.com"}})
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
@@ -128,7 +129,7 @@ func TestDeletingAClientUnlinksItsTasksWithoutTaskEvents(t *testing.T) {
 // an unknown id (404).
 func TestDashboardClientWriteErrors(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	base := "/companies/" + co.Company.ID + "/clients"
 	a := api.Admin(t, "POST", base, map[string]any{"name": "A", "email": "a@example.com", "phone": "11 3333-4444"})

@@ -1,10 +1,9 @@
 package admin_test
 
 import (
+	"oficina/ops/testkit/httpkit"
 	"slices"
 	"testing"
-
-	"oficina/ops/testkit"
 )
 
 // Spec 5.4, 6.3 and 6.4: a manual entry records
@@ -104,7 +103,7 @@ func TestSaleEntriesInFinance(t *testing.T) {
 func cancelSale(t *testing.T, d *dash, saleID string) {
 	t.Helper()
 	key := d.co.OwnerKey(t, "sales:update")
-	if r := d.api.Do(t, testkit.Req{Method: "POST", Path: "/sales/" + saleID + "/cancel", Key: key,
+	if r := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/sales/" + saleID + "/cancel", Key: key,
 		Body: map[string]any{"reason": "gave up"}}); r.Status != 200 {
 		t.Fatalf("cancel: %d %s", r.Status, r.Raw)
 	}

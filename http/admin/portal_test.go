@@ -1,12 +1,12 @@
 package admin_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -17,7 +17,7 @@ import (
 // API's rules.
 func TestDashboardPortalSessionsAndRecovery(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{Destinations: anyURL{}})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Destinations: testkit.AnyURL{}})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	member := co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember)})
 	base := "/companies/" + co.Company.ID
@@ -54,8 +54,3 @@ func TestDashboardPortalSessionsAndRecovery(t *testing.T) {
 		t.Errorf("second task: %d %s, want 409", r.Status, r.Raw)
 	}
 }
-
-// anyURL accepts every webhook URL (no resolver in these tests).
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }

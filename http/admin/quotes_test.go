@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
 // dash is a company's admin API in a test.
 type dash struct {
-	api *testkit.API
+	api *httpkit.API
 	co  *testkit.Company
 	log *testkit.EventLog
 }
@@ -21,12 +22,12 @@ type dash struct {
 func newDash(t *testing.T) *dash {
 	t.Helper()
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	return &dash{api: testkit.NewAPI(t, testkit.APIOptions{}), co: co, log: co.Events()}
+	return &dash{api: httpkit.NewAPI(t, httpkit.APIOptions{}), co: co, log: co.Events()}
 }
 
 // do sends an admin request for the company (path relative to
 // /admin/v1/companies/{company}).
-func (d *dash) do(t *testing.T, method, path string, body any) *testkit.Response {
+func (d *dash) do(t *testing.T, method, path string, body any) *httpkit.Response {
 	t.Helper()
 	return d.api.Admin(t, method, "/companies/"+d.co.Company.ID+path, body)
 }
@@ -181,7 +182,7 @@ func TestDeletingAQuoteThatBecameAnActiveSaleIsConflict(t *testing.T) {
 	key := d.co.OwnerKey(t, "quotes:read", "quotes:update", "sales:create", "sales:read", "sales:update")
 	id := d.ok(t, 201, "POST", "/quotes", map[string]any{"client_name": "Maria", "status": "approved",
 		"items": []map[string]any{{"description": "Reforma", "quantity": 1, "unit_price_cents": 20000, "total_cents": 20000}}})["id"].(string)
-	sale := d.api.Do(t, testkit.Req{Method: "POST", Path: "/quotes/" + id + "/convert_to_sale", Key: key,
+	sale := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/quotes/" + id + "/convert_to_sale", Key: key,
 		Body: map[string]any{"payment_plan": map[string]any{"mode": "paid_full", "paid_at": "2026-01-01"}}})
 	if sale.Status != 201 {
 		t.Fatalf("convert: %d %s", sale.Status, sale.Raw)
@@ -191,7 +192,7 @@ func TestDeletingAQuoteThatBecameAnActiveSaleIsConflict(t *testing.T) {
 	if r := d.do(t, "DELETE", "/quotes/"+id, nil); r.Status != 409 || r.ErrorCode() != "conflict" {
 		t.Fatalf("delete with an active sale: %d %s", r.Status, r.Raw)
 	}
-	if r := d.api.Do(t, testkit.Req{Method: "POST", Path: "/sales/" + saleID + "/cancel", Key: key,
+	if r := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/sales/" + saleID + "/cancel", Key: key,
 		Body: map[string]any{"reason": "gave up"}}); r.Status != 200 {
 		t.Fatalf("cancel sale: %d %s", r.Status, r.Raw)
 	}
@@ -301,7 +302,7 @@ func normalJSON(t *testing.T, b []byte) []byte {
 }
 
 // fieldParams joins the params of a validation error's fields.
-func fieldParams(r *testkit.Response) string {
+func fieldParams(r *httpkit.Response) string {
 	e, _ := r.Body["error"].(map[string]any)
 	fs, _ := e["errors"].([]any)
 	var ps []string

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 )
 
 // Spec 6.3 rules 1–3 and 6.4: a dashboard task change records task.updated
@@ -16,7 +17,7 @@ func TestDashboardTaskUpdateAndDeleteRecordEvents(t *testing.T) {
 	t.Parallel()
 	d := newDash(t)
 	key := d.co.OwnerKey(t, "leads:create", "tasks:create")
-	lc := d.api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{"name": "Lead", "email": "lead@example.com"}})
+	lc := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{"name": "Lead", "email": "lead@example.com"}})
 	if lc.Status != 201 {
 		t.Fatalf("lead: %d %s", lc.Status, lc.Raw)
 	}
@@ -73,12 +74,12 @@ func TestDeletingAnOrderUnlinksItsAppointmentRevenueAndQuote(t *testing.T) {
 	quote := d.ok(t, 201, "POST", "/quotes", map[string]any{"client_name": "Maria", "status": "approved",
 		"items": []map[string]any{{"description": "Visita", "quantity": 1, "unit_price_cents": 5000, "total_cents": 5000}}})["id"]
 	fromQuote := map[string]any{"quote_id": quote, "scheduled_start": "2099-01-01T12:00:00Z", "create_appointment": true}
-	o := d.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders/from_quote", Key: key, Body: fromQuote})
+	o := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders/from_quote", Key: key, Body: fromQuote})
 	if o.Status != 201 || o.Body["appointment_id"] == nil {
 		t.Fatalf("from_quote: %d %s", o.Status, o.Raw)
 	}
 	id, appointment := o.Body["id"].(string), o.Body["appointment_id"].(string)
-	if r := d.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders/" + id + "/complete", Key: key,
+	if r := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders/" + id + "/complete", Key: key,
 		Body: map[string]any{"link_financial_transaction": true}}); r.Status != 200 {
 		t.Fatalf("complete: %d %s", r.Status, r.Raw)
 	}
@@ -105,7 +106,7 @@ func TestDeletingAnOrderUnlinksItsAppointmentRevenueAndQuote(t *testing.T) {
 	if e := d.ok(t, 200, "GET", "/financial_transactions/"+revenue, nil); e["service_order_id"] != nil || e["amount_cents"] != 5000.0 {
 		t.Errorf("revenue entry: %v", e)
 	}
-	if r := d.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders/from_quote", Key: key, Body: fromQuote}); r.Status != 201 {
+	if r := d.api.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders/from_quote", Key: key, Body: fromQuote}); r.Status != 201 {
 		t.Errorf("converting the quote again: %d %s", r.Status, r.Raw)
 	}
 	if r := d.do(t, "DELETE", "/service_orders/"+id, nil); r.Status != 404 {

@@ -7,8 +7,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
-	"oficina/ops/mail"
 	"oficina/schema/apierr"
+	"oficina/schema/mail"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
 	"oficina/streams"

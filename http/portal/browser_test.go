@@ -17,6 +17,7 @@ import (
 	"oficina/dispatch"
 	"oficina/dispatch/recovery"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -147,7 +148,7 @@ func TestPortalInARealBrowser(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error": "down for maintenance"}`))
 	})
 	guard := testkit.LoopbackGuard(t, srv)
-	e := newEnv(t, testkit.APIOptions{Destinations: guard})
+	e := newEnv(t, httpkit.APIOptions{Destinations: guard})
 	testkit.Dispatcher(t, dispatch.Config{JS: e.js, Client: guard.Client(), Partitions: 4})
 	rec := &recovery.Runner{DB: testkit.WorkerDB(t), Publisher: streams.NewPublisher(testkit.DB(t), e.js, nil),
 		Interval: 200 * time.Millisecond, Only: []string{e.co.Company.ID}}
@@ -182,7 +183,7 @@ func TestPortalInARealBrowser(t *testing.T) {
 
 	// Two events reach the endpoint while the receiver is down: both fail.
 	all := e.co.OwnerKey(t, tenant.AllPermissions()...)
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: all, Body: map[string]any{"name": "Maria Souza", "email": "maria@example.com"}})
+	r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: all, Body: map[string]any{"name": "Maria Souza", "email": "maria@example.com"}})
 	if r.Status != 201 {
 		t.Fatalf("lead: %d %s", r.Status, r.Raw)
 	}
@@ -255,7 +256,7 @@ func TestPortalInARealBrowser(t *testing.T) {
 	// A session of another company: this company's endpoint is 404.
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
 	otherKey := other.OwnerKey(t, webhookPerms...)
-	or := e.api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: otherKey, Body: map[string]any{}})
+	or := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: otherKey, Body: map[string]any{}})
 	octx := tab(t, 1200, 900)
 	do(t, octx, "other company", chromedp.Navigate(or.Body["url"].(string)+"&lang=pt-BR"), chromedp.WaitVisible(chromedp.CSS(`main h1`)),
 		chromedp.Navigate(endpointURL), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
@@ -264,10 +265,10 @@ func TestPortalInARealBrowser(t *testing.T) {
 	}
 
 	// A revoked session is refused on its next request.
-	ls := e.api.Do(t, testkit.Req{Method: "GET", Path: "/portal_sessions", Key: e.key})
+	ls := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/portal_sessions", Key: e.key})
 	for _, s := range ls.Body["data"].([]any) {
 		if s.(map[string]any)["status"] == "active" {
-			e.api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions/" + s.(map[string]any)["id"].(string) + "/revoke", Key: e.key})
+			e.api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions/" + s.(map[string]any)["id"].(string) + "/revoke", Key: e.key})
 		}
 	}
 	do(t, ctx, "after revocation", chromedp.Navigate(endpointURL), chromedp.WaitVisible(chromedp.CSS(`main h1`)))

@@ -1,12 +1,9 @@
 package portal_test
 
 import (
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -16,34 +13,17 @@ import (
 
 	"oficina/dispatch/destguard"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
 )
 
-// testDNS answers the endpoint host names of these tests without the
-// network (the destination rules of spec 6.5 still apply).
-type testDNS map[string][]string
-
-func (d testDNS) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
-	addrs, ok := d[strings.TrimSuffix(host, ".")]
-	if !ok {
-		return nil, errors.New("no such host")
-	}
-	var out []netip.Addr
-	for _, s := range addrs {
-		if a := netip.MustParseAddr(s); network != "ip6" || !a.Is4() {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
 // env is the public API with the portal beside it, a company with an
 // owner key that may do everything with webhooks, and a browser-like
 // client (cookie jar, no redirects followed unless asked).
 type env struct {
-	api *testkit.API
+	api *httpkit.API
 	js  jetstream.JetStream
 	co  *testkit.Company
 	key string
@@ -54,10 +34,10 @@ var allReads = []string{"clients:read", "finance:read", "products:read", "quotes
 
 var webhookPerms = append([]string{"webhooks:create", "webhooks:read", "webhooks:update", "webhooks:delete"}, allReads...)
 
-func newEnv(t *testing.T, o testkit.APIOptions) *env {
+func newEnv(t *testing.T, o httpkit.APIOptions) *env {
 	t.Helper()
 	if o.Destinations == nil {
-		g, err := destguard.New(destguard.Config{Resolver: testDNS{"hooks.example.com": {"93.184.215.14"}}})
+		g, err := destguard.New(destguard.Config{Resolver: testkit.DNS{"hooks.example.com": {"93.184.215.14"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,20 +45,10 @@ func newEnv(t *testing.T, o testkit.APIOptions) *env {
 	}
 	e := &env{}
 	if o.Publisher == nil {
-		nc, err := testkit.NATS(t).Connect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		if e.js, err = jetstream.New(nc); err != nil {
-			t.Fatal(err)
-		}
-		if err := jsconfig.Ensure(context.Background(), e.js, jsconfig.Config{Partitions: 4}); err != nil {
-			t.Fatal(err)
-		}
+		e.js = testkit.JetStream(t, jsconfig.Config{Partitions: 4})
 		o.Publisher = streams.NewPublisher(testkit.DB(t), e.js, nil)
 	}
-	e.api = testkit.NewAPI(t, o)
+	e.api = httpkit.NewAPI(t, o)
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})
 	e.key = e.co.OwnerKey(t, webhookPerms...)
 	return e
@@ -91,7 +61,7 @@ func (e *env) link(t *testing.T, caps ...string) string {
 	if len(caps) > 0 {
 		body["capabilities"] = caps
 	}
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: e.key, Body: body})
+	r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: e.key, Body: body})
 	if r.Status != 201 {
 		t.Fatalf("mint: %d %s", r.Status, r.Raw)
 	}

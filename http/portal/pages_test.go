@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"oficina/ops/contract"
+	"oficina/ops/proving/contract"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/apierr"
 	"oficina/streams"
 	"oficina/tenant"
@@ -21,7 +22,7 @@ import (
 // endpoint creates an endpoint through the API and returns its id.
 func (e *env) endpoint(t *testing.T) string {
 	t.Helper()
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: e.key,
+	r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: e.key,
 		Body: map[string]any{"url": "https://hooks.example.com/oficina", "events": []string{"*"}}})
 	if r.Status != 201 {
 		t.Fatalf("endpoint: %d %s", r.Status, r.Raw)
@@ -34,7 +35,7 @@ func (e *env) endpoint(t *testing.T) string {
 // needs its capability.
 func TestCapabilitiesAreEnforcedOnTheServer(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
 	d := e.co.LogDelivery(t, ep, "client.created", streams.StatusFailed, time.Now().Add(-time.Hour))
 	since := time.Now().Add(-2 * time.Hour).UTC().Format("2006-01-02T15:04")
@@ -78,7 +79,7 @@ func TestCapabilitiesAreEnforcedOnTheServer(t *testing.T) {
 			t.Errorf("%v: the new-endpoint form: %d", caps, p.status)
 		}
 	}
-	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep, Key: e.key}); r.Body["status"] != "enabled" {
+	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep, Key: e.key}); r.Body["status"] != "enabled" {
 		t.Errorf("a refused write changed the endpoint: %s", r.Raw)
 	}
 }
@@ -87,14 +88,14 @@ func TestCapabilitiesAreEnforcedOnTheServer(t *testing.T) {
 // company B, reads and writes alike, and changes nothing there.
 func TestASessionOfAnotherCompanyGets404(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
 	d := e.co.LogDelivery(t, ep, "client.created", streams.StatusFailed, time.Now().Add(-time.Hour))
-	task := e.api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/recover", Key: e.key,
+	task := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/recover", Key: e.key,
 		Body: map[string]any{"since": time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)}})
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := other.OwnerKey(t, webhookPerms...)
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: key,
+	r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: key,
 		Body: map[string]any{"capabilities": []string{"manage_endpoints", "view_secret", "recover"}}})
 	b := newBrowser(t, e.api.URL)
 	b.login(t, r.Body["url"].(string))
@@ -113,7 +114,7 @@ func TestASessionOfAnotherCompanyGets404(t *testing.T) {
 	if front := b.get(t, "/portal/"); strings.Contains(front.body, ep) {
 		t.Error("B's front page lists A's endpoint")
 	}
-	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep, Key: e.key}); r.Status != 200 || r.Body["status"] != "enabled" {
+	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep, Key: e.key}); r.Status != 200 || r.Body["status"] != "enabled" {
 		t.Errorf("A's endpoint after B's attempts: %d %s", r.Status, r.Raw)
 	}
 }
@@ -122,10 +123,10 @@ func TestASessionOfAnotherCompanyGets404(t *testing.T) {
 // with every text found.
 func TestEveryPageRendersInEveryLanguage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
 	d := e.co.LogDelivery(t, ep, "client.created", streams.StatusFailed, time.Now().Add(-time.Hour))
-	task := e.api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/recover", Key: e.key,
+	task := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/recover", Key: e.key,
 		Body: map[string]any{"since": time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339), "until": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}})
 	b := newBrowser(t, e.api.URL)
 	b.login(t, e.link(t, "manage_endpoints", "view_secret", "recover"))
@@ -183,7 +184,7 @@ func TestEveryTextHasTheThreeLanguages(t *testing.T) {
 // schema accepts.
 func TestTheCatalogueShowsEveryEventWithAnExampleItsSchemaAccepts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	b := newBrowser(t, e.api.URL)
 	b.login(t, e.link(t))
 	p := b.get(t, "/portal/events")
@@ -221,7 +222,7 @@ func TestTheCatalogueShowsEveryEventWithAnExampleItsSchemaAccepts(t *testing.T) 
 // id and time, and pages with a cursor; a bad filter is said so.
 func TestTheDeliveryLogFiltersAndPages(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
 	now := time.Now().UTC().Truncate(time.Minute)
 	var first testkit.LoggedDelivery

@@ -4,10 +4,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"oficina/ops/testkit/httpkit"
 	"strings"
 	"testing"
-
-	"oficina/ops/testkit"
 )
 
 // Issue 18 item 2: every portal answer carries a strict
@@ -16,7 +15,7 @@ import (
 // caching of pages.
 func TestEveryAnswerCarriesAStrictContentSecurityPolicy(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	b := newBrowser(t, e.api.URL)
 	for _, path := range []string{"/portal/", "/portal/login?token=nothing", "/portal/nowhere", "/portal/assets/portal.css"} {
 		p := b.get(t, path)
@@ -56,7 +55,7 @@ func TestEveryAnswerCarriesAStrictContentSecurityPolicy(t *testing.T) {
 // on its pages; values that are not origins are ignored.
 func TestFrameAncestorsAreConfigurable(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{FrameAncestors: []string{"https://erp.example.com"}})
+	e := newEnv(t, httpkit.APIOptions{FrameAncestors: []string{"https://erp.example.com"}})
 	r := e.api.Admin(t, "PATCH", "/companies/"+e.co.Company.ID, map[string]any{"settings": map[string]any{
 		"portal_frame_ancestors": []string{"https://app.customer.example", "javascript:alert(1)", "*"}}})
 	if r.Status != 200 {
@@ -94,7 +93,7 @@ func TestTheSessionCookieIsHttpOnlyStrictAndSecureBehindTLS(t *testing.T) {
 		{"X-Forwarded-Proto from an untrusted peer", []netip.Prefix{netip.MustParsePrefix("10.9.9.9/32")}, false},
 		{"behind a trusted TLS proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, true},
 	} {
-		e := newEnv(t, testkit.APIOptions{TrustedProxies: tc.proxies})
+		e := newEnv(t, httpkit.APIOptions{TrustedProxies: tc.proxies})
 		b := newBrowser(t, e.api.URL)
 		link := e.link(t)
 		login := b.do(t, "GET", link, nil, map[string]string{"X-Forwarded-Proto": "https"})
@@ -134,7 +133,7 @@ func sessionCookie(t *testing.T, h http.Header) *http.Cookie {
 // from another site, is refused and changes nothing.
 func TestEveryFormIsProtectedFromCrossSiteRequests(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	b := newBrowser(t, e.api.URL)
 	b.login(t, e.link(t, "manage_endpoints"))
 	other := newBrowser(t, e.api.URL)
@@ -154,7 +153,7 @@ func TestEveryFormIsProtectedFromCrossSiteRequests(t *testing.T) {
 			t.Errorf("%s: %d, want 403", name, p.status)
 		}
 	}
-	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints", Key: e.key}); len(r.Body["data"].([]any)) != 0 {
+	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints", Key: e.key}); len(r.Body["data"].([]any)) != 0 {
 		t.Errorf("a refused form created an endpoint: %s", r.Raw)
 	}
 	if p := b.post(t, "/portal/endpoints", form(b.csrf(t))); p.status != 200 || !strings.Contains(p.body, "whsec_") {
@@ -166,7 +165,7 @@ func TestEveryFormIsProtectedFromCrossSiteRequests(t *testing.T) {
 // cleared, and the token, replayed, is refused.
 func TestSigningOutRevokesTheSession(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, testkit.APIOptions{})
+	e := newEnv(t, httpkit.APIOptions{})
 	b := newBrowser(t, e.api.URL)
 	ck := sessionCookie(t, b.login(t, e.link(t)).header)
 	p := b.post(t, "/portal/logout", url.Values{"csrf": {b.csrf(t)}})
@@ -177,7 +176,7 @@ func TestSigningOutRevokesTheSession(t *testing.T) {
 	if p := replay.do(t, "GET", "/portal/", nil, map[string]string{"Cookie": ck.Name + "=" + ck.Value}); p.status != http.StatusUnauthorized {
 		t.Errorf("the token after sign-out: %d, want 401", p.status)
 	}
-	ls := e.api.Do(t, testkit.Req{Method: "GET", Path: "/portal_sessions", Key: e.key})
+	ls := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/portal_sessions", Key: e.key})
 	if s := ls.Body["data"].([]any)[0].(map[string]any); s["status"] != "revoked" {
 		t.Errorf("session after sign-out: %v", s)
 	}

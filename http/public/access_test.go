@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/apierr"
 	"oficina/schema/orders"
 	"oficina/tenant"
@@ -21,7 +22,7 @@ import (
 // Part 5.2: each refusal has its code, over HTTP.
 func TestEvery403CodeOverHTTP(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	viewer := co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleViewer)})
 	free := testkit.NewCompany(t, tenant.CompanyInput{Plan: testkit.Ptr(tenant.PlanStart)})
@@ -40,7 +41,7 @@ func TestEvery403CodeOverHTTP(t *testing.T) {
 		{"API turned off", off.OwnerKey(t, "service_orders:read"), "/service_order_types", "plan_feature_unavailable"},
 		{"subscription not in good standing", pastDue.OwnerKey(t, "service_orders:read"), "/service_order_types", "subscription_inactive"},
 	} {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: tc.path, Key: tc.key})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: tc.path, Key: tc.key})
 		if r.Status != 403 || r.ErrorCode() != tc.code {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
@@ -54,9 +55,9 @@ func TestEvery403CodeOverHTTP(t *testing.T) {
 // in its grace period does; rotating is never refused.
 func TestActiveKeyLimitPerPlan(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{Plan: testkit.Ptr(tenant.PlanStart)})
-	create := func() *testkit.Response {
+	create := func() *httpkit.Response {
 		return api.Admin(t, "POST", "/companies/"+co.Company.ID+"/api_keys",
 			map[string]any{"member_id": co.Owner.ID, "permissions": []string{"team:read"}})
 	}
@@ -100,7 +101,7 @@ func TestActiveKeyLimitPerPlan(t *testing.T) {
 // Part 5 item 4: a key is never created acting above its creator's role.
 func TestKeyCannotActAboveItsCreator(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	member := co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember)})
 	r := api.Admin(t, "POST", "/companies/"+co.Company.ID+"/api_keys",
@@ -113,11 +114,11 @@ func TestKeyCannotActAboveItsCreator(t *testing.T) {
 // Part 2.2: GET /me.
 func TestMeReportsOrganizationKeyAndLimits(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{Plan: testkit.Ptr(tenant.PlanPleno), Timezone: testkit.Ptr("America/Manaus"), Currency: testkit.Ptr("USD")})
 	exp := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 	k := co.KeyWith(t, tenant.KeyInput{MemberID: co.Owner.ID, Permissions: []string{"sales:read", "leads:write"}, ExpiresAt: &exp})
-	r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: k.Secret})
+	r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: k.Secret})
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
@@ -138,12 +139,12 @@ func TestMeReportsOrganizationKeyAndLimits(t *testing.T) {
 	}
 	// Override and no ceiling.
 	api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_override": 1000})
-	r = api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: k.Secret})
+	r = api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: k.Secret})
 	if r.Body["limits"].(map[string]any)["requests_per_minute"] != float64(1000) {
 		t.Errorf("override: %s", r.Raw)
 	}
 	api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_unlimited": true})
-	r = api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: k.Secret})
+	r = api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: k.Secret})
 	if v, ok := r.Body["limits"].(map[string]any)["requests_per_minute"]; !ok || v != nil {
 		t.Errorf("no ceiling must be null: %s", r.Raw)
 	}
@@ -152,13 +153,13 @@ func TestMeReportsOrganizationKeyAndLimits(t *testing.T) {
 // Part 5.3: GET /team is trimmed by the member's permissions, never refused.
 func TestTeamIsFilteredByMemberPermissions(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	for _, typ := range []string{tenant.TypeTechnician, tenant.TypeSeller, tenant.TypeAssistant} {
 		co.Member(t, tenant.MemberInput{Name: testkit.Ptr(typ), Type: testkit.Ptr(typ)})
 	}
 	types := func(key string) map[string]int {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: "/team", Key: key})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: "/team", Key: key})
 		if r.Status != 200 {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
@@ -189,7 +190,7 @@ func TestTeamIsFilteredByMemberPermissions(t *testing.T) {
 // Part 4.1 lists and the pagination decision in docs/api.md.
 func TestServiceOrderTypesListAndPagination(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		for i := 0; i < 5; i++ {
@@ -207,7 +208,7 @@ func TestServiceOrderTypesListAndPagination(t *testing.T) {
 		if after != "" {
 			path += "&starting_after=" + after
 		}
-		r := api.Do(t, testkit.Req{Method: "GET", Path: path, Key: key})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: path, Key: key})
 		if r.Status != 200 || r.Body["object"] != "list" {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
@@ -233,14 +234,14 @@ func TestServiceOrderTypesListAndPagination(t *testing.T) {
 		t.Fatalf("saw %d types", len(seen))
 	}
 	for _, q := range []string{"limit=0", "limit=101", "limit=abc", "limit=-1", "limit=1&limit=2", "starting_after="} {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: "/service_order_types?" + q, Key: key})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: "/service_order_types?" + q, Key: key})
 		if r.Status != 400 || r.ErrorCode() != "invalid_request" {
 			t.Errorf("%s: %d %s", q, r.Status, r.Raw)
 		}
 	}
 	// Another company sees none of them.
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
-	r := api.Do(t, testkit.Req{Method: "GET", Path: "/service_order_types", Key: other.OwnerKey(t, "service_orders:read")})
+	r := api.Do(t, httpkit.Req{Method: "GET", Path: "/service_order_types", Key: other.OwnerKey(t, "service_orders:read")})
 	if n := len(r.Body["data"].([]any)); n != 0 {
 		t.Fatalf("other company sees %d types", n)
 	}
@@ -249,17 +250,17 @@ func TestServiceOrderTypesListAndPagination(t *testing.T) {
 // Part 7: unknown paths, wrong methods and paths outside the prefix.
 func TestRoutingErrors(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
-	r := api.Do(t, testkit.Req{Method: "GET", Path: "/nope"})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
+	r := api.Do(t, httpkit.Req{Method: "GET", Path: "/nope"})
 	if r.Status != 404 || r.ErrorCode() != "route_not_found" || r.Header.Get("Request-Id") == "" {
 		t.Fatalf("unknown path: %d %s", r.Status, r.Raw)
 	}
-	r = api.Do(t, testkit.Req{Method: "DELETE", Path: "/me"})
+	r = api.Do(t, httpkit.Req{Method: "DELETE", Path: "/me"})
 	if r.Status != 405 || r.ErrorCode() != "method_not_allowed" || r.Header.Get("Allow") != "GET" {
 		t.Fatalf("wrong method: %d %v %s", r.Status, r.Header, r.Raw)
 	}
 	// Unknown route is answered before authentication.
-	r = api.Do(t, testkit.Req{Method: "GET", Path: "/finance/x", Key: "garbage"})
+	r = api.Do(t, httpkit.Req{Method: "GET", Path: "/finance/x", Key: "garbage"})
 	if r.Status != 404 {
 		t.Fatalf("unpublished area: %d", r.Status)
 	}
@@ -268,9 +269,9 @@ func TestRoutingErrors(t *testing.T) {
 // Part 4.1: Accept-Language selects the message language.
 func TestMessagesFollowAcceptLanguage(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	for lang, want := range map[string]string{"": "Chave de API inválida.", "en-US": "Invalid API key.", "es": "Clave de API no válida.", "pt-BR": "Chave de API inválida."} {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: map[string]string{"Accept-Language": lang}})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: map[string]string{"Accept-Language": lang}})
 		if msg := r.Body["error"].(map[string]any)["message"]; msg != want {
 			t.Errorf("%q: %v", lang, msg)
 		}
@@ -284,9 +285,9 @@ func (panicGuard) Check(http.ResponseWriter, *http.Request, *tenant.Principal) e
 // Part 7: a panic is a 500 internal_error in the envelope.
 func TestPanicsBecomeInternalError(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{Guard: panicGuard{}})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Guard: panicGuard{}})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: co.OwnerKey(t, "team:read")})
+	r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: co.OwnerKey(t, "team:read")})
 	if r.Status != 500 || r.ErrorCode() != "internal_error" || r.Body["error"].(map[string]any)["request_id"] != r.Header.Get("Request-Id") {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
@@ -317,7 +318,7 @@ func TestPanicInsideTransactionWritesNothing(t *testing.T) {
 // Tenancy: an id of another company is 404, never 403 (admin API too).
 func TestIDsOfAnotherCompanyAre404(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	a := testkit.NewCompany(t, tenant.CompanyInput{})
 	b := testkit.NewCompany(t, tenant.CompanyInput{})
 	r := api.Admin(t, "GET", "/companies/"+b.Company.ID+"/members/"+a.Owner.ID, nil)
@@ -338,7 +339,7 @@ func TestIDsOfAnotherCompanyAre404(t *testing.T) {
 // fields 422 naming them (the admin API shares the public decoder).
 func TestBodyRules(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	for _, tc := range []struct {
 		name, ct string
 		body     string

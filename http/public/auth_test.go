@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -19,7 +20,7 @@ var requestIDPattern = regexp.MustCompile(`"request_id":"req_[0-9a-f]+"`)
 // apart from request_id, whatever the cause.
 func TestEveryAuthenticationFailureIsTheSame401(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	now := time.Now()
 
@@ -61,7 +62,7 @@ func TestEveryAuthenticationFailureIsTheSame401(t *testing.T) {
 	}
 	var first []byte
 	for name, h := range cases {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: h})
 		if r.Status != 401 || r.ErrorCode() != "api_key_invalid" {
 			t.Fatalf("%s: %d %s", name, r.Status, r.Raw)
 		}
@@ -80,13 +81,13 @@ func TestEveryAuthenticationFailureIsTheSame401(t *testing.T) {
 // Part 5.2: layers apply immediately after a change.
 func TestChangesApplyOnTheVeryNextRequest(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	member := co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
 		Permissions: &tenant.MemberPermissions{"service_orders": {"read"}}})
 	key := co.Key(t, member, "service_orders:read")
-	get := func() *testkit.Response {
-		return api.Do(t, testkit.Req{Method: "GET", Path: "/service_order_types", Key: key.Secret})
+	get := func() *httpkit.Response {
+		return api.Do(t, httpkit.Req{Method: "GET", Path: "/service_order_types", Key: key.Secret})
 	}
 	if r := get(); r.Status != 200 {
 		t.Fatalf("before: %d %s", r.Status, r.Raw)
@@ -128,7 +129,7 @@ func TestChangesApplyOnTheVeryNextRequest(t *testing.T) {
 // permissions.
 func TestKeyRotation(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	old := co.Key(t, co.Owner, "team:read", "leads:write")
 	r := api.Admin(t, "POST", "/companies/"+co.Company.ID+"/api_keys/"+old.ID+"/rotate", map[string]any{"grace_period_seconds": 3600})
@@ -137,7 +138,7 @@ func TestKeyRotation(t *testing.T) {
 	}
 	newSecret := r.Body["new_key"].(map[string]any)["secret"].(string)
 	for _, k := range []string{old.Secret, newSecret} {
-		me := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: k})
+		me := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: k})
 		if me.Status != 200 {
 			t.Fatalf("during grace: %d %s", me.Status, me.Raw)
 		}
@@ -150,7 +151,7 @@ func TestKeyRotation(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("rotate now: %d %s", r.Status, r.Raw)
 	}
-	if me := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: newSecret}); me.Status != 401 {
+	if me := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: newSecret}); me.Status != 401 {
 		t.Fatalf("stopped key still works: %d", me.Status)
 	}
 }

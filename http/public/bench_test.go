@@ -12,6 +12,7 @@ import (
 
 	"oficina/http/public"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
@@ -68,13 +69,13 @@ func kvLimiter(b *testing.B) *ratelimit.Limiter {
 // counted) and of one whose ceiling is high enough that every request is
 // counted and allowed, on the JetStream bucket.
 func BenchmarkLimiterOnMe(b *testing.B) {
-	api := testkit.NewAPI(b, testkit.APIOptions{Limiter: kvLimiter(b)})
+	api := httpkit.NewAPI(b, httpkit.APIOptions{Limiter: kvLimiter(b)})
 	me := func(override map[string]any) func(int) {
 		co := testkit.NewCompany(b, tenant.CompanyInput{})
 		api.Admin(b, "PATCH", "/companies/"+co.Company.ID, override)
 		key := co.OwnerKey(b, "team:read")
 		return func(int) {
-			if r := api.Do(b, testkit.Req{Method: "GET", Path: "/me", Key: key}); r.Status != 200 {
+			if r := api.Do(b, httpkit.Req{Method: "GET", Path: "/me", Key: key}); r.Status != 200 {
 				b.Fatalf("%d %s", r.Status, r.Raw)
 			}
 		}
@@ -85,13 +86,13 @@ func BenchmarkLimiterOnMe(b *testing.B) {
 // BenchmarkIdempotencyOnWrite: the same write (a client record and its
 // event) without a key and with a fresh key each time.
 func BenchmarkIdempotencyOnWrite(b *testing.B) {
-	api := testkit.NewAPI(b, testkit.APIOptions{})
+	api := httpkit.NewAPI(b, httpkit.APIOptions{})
 	public.RegisterTestWrites(api.Public)
 	co := testkit.NewCompany(b, tenant.CompanyInput{})
 	key := co.OwnerKey(b, "clients:create")
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	post := func(h map[string]string) {
-		r := api.Do(b, testkit.Req{Method: "POST", Path: "/test_writes", Key: key, Header: h, Body: map[string]any{"name": "Bench Ltd"}})
+		r := api.Do(b, httpkit.Req{Method: "POST", Path: "/test_writes", Key: key, Header: h, Body: map[string]any{"name": "Bench Ltd"}})
 		if r.Status != 201 {
 			b.Fatalf("%d %s", r.Status, r.Raw)
 		}

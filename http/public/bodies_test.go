@@ -13,6 +13,7 @@ import (
 	"oficina/http/public"
 	"oficina/http/wire"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -45,7 +46,7 @@ func writeRoutes(t *testing.T, s *public.Server) [][2]string {
 // the same key then runs normally).
 func TestBodyRulesApplyToEveryWriteRoute(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	e := &idemEnv{api: api, writes: public.RegisterTestWrites(api.Public)}
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, tenant.AllPermissions()...)

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/clients"
 	"oficina/tenant"
 )
@@ -15,7 +16,7 @@ import (
 // Part 1: an id that belongs to another company behaves as nonexistent.
 func TestGetClientAndOtherCompaniesIDs(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	a := testkit.NewCompany(t, tenant.CompanyInput{})
 	b := testkit.NewCompany(t, tenant.CompanyInput{})
 	var cl *clients.Row
@@ -24,12 +25,12 @@ func TestGetClientAndOtherCompaniesIDs(t *testing.T) {
 		cl, err = clients.Create(ctx, tx, a.Company.ID, clients.ClientCreate{Name: "Maria", Email: testkit.Ptr("Maria@Example.com"), Phone: testkit.Ptr("(11) 98765-4321")}, time.Now())
 		return err
 	})
-	r := api.Do(t, testkit.Req{Method: "GET", Path: "/clients/" + cl.ID, Key: a.OwnerKey(t, "clients:read")})
+	r := api.Do(t, httpkit.Req{Method: "GET", Path: "/clients/" + cl.ID, Key: a.OwnerKey(t, "clients:read")})
 	if r.Status != 200 || r.Body["object"] != "client" || r.Body["name"] != "Maria" || r.Body["email"] != "Maria@Example.com" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	for name, path := range map[string]string{"other company": "/clients/" + cl.ID, "malformed": "/clients/nope", "unknown": "/clients/cli_00000000000000000000000000"} {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: path, Key: b.OwnerKey(t, "clients:read")})
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: path, Key: b.OwnerKey(t, "clients:read")})
 		if r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 			t.Errorf("%s: %d %s", name, r.Status, r.Raw)
 		}

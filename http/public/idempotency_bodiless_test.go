@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
 	"oficina/http/public"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
@@ -23,10 +23,10 @@ import (
 // table below, on an API with a clock that moves only when told (so a write
 // run again would show in updated_at) and a publisher on JetStream.
 type bodilessEnv struct {
-	api   *testkit.API
+	api   *httpkit.API
 	co    *testkit.Company
 	key   string
-	clock *testClock
+	clock *testkit.Clock
 }
 
 func newBodilessEnv(t *testing.T) *bodilessEnv {
@@ -35,20 +35,9 @@ func newBodilessEnv(t *testing.T) *bodilessEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := testkit.NATS(t).Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsconfig.Ensure(context.Background(), js, jsconfig.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	e := &bodilessEnv{clock: newTestClock()}
-	e.api = testkit.NewAPI(t, testkit.APIOptions{Now: e.clock.Now, Destinations: guard,
+	js := testkit.JetStream(t, jsconfig.Config{})
+	e := &bodilessEnv{clock: testkit.NowClock()}
+	e.api = httpkit.NewAPI(t, httpkit.APIOptions{Now: e.clock.Now, Destinations: guard,
 		Publisher: streams.NewPublisher(testkit.DB(t), js, nil)})
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})
 	perms := append(slices.Clone(webhookPerms), orderPerms...)
@@ -58,19 +47,19 @@ func newBodilessEnv(t *testing.T) *bodilessEnv {
 	return e
 }
 
-func (e *bodilessEnv) do(t *testing.T, method, path, idemKey string) *testkit.Response {
+func (e *bodilessEnv) do(t *testing.T, method, path, idemKey string) *httpkit.Response {
 	t.Helper()
 	var h map[string]string
 	if idemKey != "" {
 		h = map[string]string{public.IdempotencyHeader: idemKey}
 	}
-	return e.api.Do(t, testkit.Req{Method: method, Path: path, Key: e.key, Header: h})
+	return e.api.Do(t, httpkit.Req{Method: method, Path: path, Key: e.key, Header: h})
 }
 
 // must sends a request (JSON body) and returns its body, failing unless 2xx.
 func (e *bodilessEnv) must(t *testing.T, method, path string, body any) map[string]any {
 	t.Helper()
-	r := e.api.Do(t, testkit.Req{Method: method, Path: path, Key: e.key, Body: body})
+	r := e.api.Do(t, httpkit.Req{Method: method, Path: path, Key: e.key, Body: body})
 	if r.Status >= 300 {
 		t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Raw)
 	}
@@ -96,7 +85,7 @@ func (e *bodilessEnv) sale(t *testing.T) map[string]any {
 // company's events, deliveries, sales and stored idempotent answers.
 func (e *bodilessEnv) state(t *testing.T, get string) string {
 	t.Helper()
-	r := e.api.Do(t, testkit.Req{Method: "GET", Path: get, Key: e.key})
+	r := e.api.Do(t, httpkit.Req{Method: "GET", Path: get, Key: e.key})
 	shown := string(r.Raw)
 	if r.Status >= 400 {
 		shown = r.ErrorCode() // not its request_id

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,23 +13,12 @@ import (
 
 	"oficina/http/public"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/clients"
 	"oficina/schema/idempotency"
 	"oficina/streams"
 	"oficina/tenant"
 )
-
-// testClock is a shared, goroutine-safe clock that moves only when told.
-type testClock struct{ ns atomic.Int64 }
-
-func newTestClock() *testClock {
-	c := &testClock{}
-	c.ns.Store(time.Now().UTC().Truncate(time.Second).UnixNano())
-	return c
-}
-
-func (c *testClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // recordingPublisher remembers what each committed write handed over.
 type recordingPublisher struct {
@@ -53,12 +41,12 @@ func (p *recordingPublisher) count() int {
 // idemEnv is an API with the test write route and a company key allowed
 // to use it.
 type idemEnv struct {
-	api    *testkit.API
+	api    *httpkit.API
 	co     *testkit.Company
 	key    string
 	writes *public.TestWrites
 	pub    *recordingPublisher
-	clock  *testClock
+	clock  *testkit.Clock
 	told   toldResults
 }
 
@@ -74,15 +62,15 @@ func (r *toldResults) count(result string) int { r.mu.Lock(); defer r.mu.Unlock(
 
 func newIdemEnv(t *testing.T) *idemEnv {
 	t.Helper()
-	e := &idemEnv{pub: &recordingPublisher{}, clock: newTestClock(), told: toldResults{n: map[string]int{}}}
-	e.api = testkit.NewAPI(t, testkit.APIOptions{Now: e.clock.Now, Publisher: e.pub, Idempotency: e.told.tell})
+	e := &idemEnv{pub: &recordingPublisher{}, clock: testkit.NowClock(), told: toldResults{n: map[string]int{}}}
+	e.api = httpkit.NewAPI(t, httpkit.APIOptions{Now: e.clock.Now, Publisher: e.pub, Idempotency: e.told.tell})
 	e.writes = public.RegisterTestWrites(e.api.Public)
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})
 	e.key = e.co.OwnerKey(t, "clients:create", "clients:read")
 	return e
 }
 
-func (e *idemEnv) post(t *testing.T, key string, body any, hdr ...string) *testkit.Response {
+func (e *idemEnv) post(t *testing.T, key string, body any, hdr ...string) *httpkit.Response {
 	t.Helper()
 	h := map[string]string{}
 	if key != "" {
@@ -91,7 +79,7 @@ func (e *idemEnv) post(t *testing.T, key string, body any, hdr ...string) *testk
 	for i := 0; i+1 < len(hdr); i += 2 {
 		h[hdr[i]] = hdr[i+1]
 	}
-	return e.api.Do(t, testkit.Req{Method: "POST", Path: "/test_writes", Key: e.key, Body: body, Header: h})
+	return e.api.Do(t, httpkit.Req{Method: "POST", Path: "/test_writes", Key: e.key, Body: body, Header: h})
 }
 
 // written counts the company's client records named name and its
@@ -267,7 +255,7 @@ func TestIdempotencyKeyReusedWithAnotherRequest(t *testing.T) {
 		t.Errorf("metrics told %d reused keys, %d replays; want 4, 0", n, e.told.count(idempotency.Replayed))
 	}
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
-	r = e.api.Do(t, testkit.Req{Method: "POST", Path: "/test_writes", Key: other.OwnerKey(t, "clients:create"),
+	r = e.api.Do(t, httpkit.Req{Method: "POST", Path: "/test_writes", Key: other.OwnerKey(t, "clients:create"),
 		Body: map[string]any{"name": "Second Ltd"}, Header: map[string]string{public.IdempotencyHeader: "shared-key"}})
 	if r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("another company's key space: %d %s", r.Status, r.Raw)
@@ -280,7 +268,7 @@ func TestIdempotencyKeyInProgress(t *testing.T) {
 	t.Parallel()
 	e := newIdemEnv(t)
 	body := map[string]any{"name": "Slow Ltd", "block": true}
-	done := make(chan *testkit.Response, 1)
+	done := make(chan *httpkit.Response, 1)
 	go func() { done <- e.post(t, "slow", body) }()
 	<-e.writes.Entered
 	r := e.post(t, "slow", body)
@@ -304,7 +292,7 @@ func TestHundredConcurrentRequestsWithOneKeyWriteOnce(t *testing.T) {
 	t.Parallel()
 	e := newIdemEnv(t)
 	const n = 100
-	out := make([]*testkit.Response, n)
+	out := make([]*httpkit.Response, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { out[i] = e.post(t, "burst", map[string]any{"name": "Burst Ltd"}) })
@@ -393,7 +381,7 @@ func TestIdempotencyKeyFormat(t *testing.T) {
 			t.Errorf("%s: %d %s", name, resp.StatusCode, env.Error.Code)
 		}
 	}
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/test_writes", Key: e.key, Body: map[string]any{"name": "Bad Key Ltd"}})
+	r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/test_writes", Key: e.key, Body: map[string]any{"name": "Bad Key Ltd"}})
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"oficina/http/public"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -20,7 +21,7 @@ import (
 // (each capture: one record, one task, client.created and task.created in
 // the outbox). It reports captures/s; nothing asserts on time.
 func BenchmarkLeadCapture(b *testing.B) {
-	api := testkit.NewAPI(b, testkit.APIOptions{})
+	api := httpkit.NewAPI(b, httpkit.APIOptions{})
 	co := testkit.NewCompany(b, tenant.CompanyInput{})
 	key := co.OwnerKey(b, "leads:create", "tasks:create", "leads:read")
 	// Keep-alive connections for every client, as an integrator's pool would.

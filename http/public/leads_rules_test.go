@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
 // errorParams lists errors[].param:code of a 422.
-func errorParams(r *testkit.Response) []string {
+func errorParams(r *httpkit.Response) []string {
 	e, _ := r.Body["error"].(map[string]any)
 	list, _ := e["errors"].([]any)
 	var out []string
@@ -29,7 +30,7 @@ func errorParams(r *testkit.Response) []string {
 // refusal is the envelope naming the field, and nothing is saved.
 func TestLeadValidation(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, "leads:create", "tasks:create")
 	long := strings.Repeat("a", 201)
@@ -67,7 +68,7 @@ func TestLeadValidation(t *testing.T) {
 		{"broken JSON", `{"name":"Ana",`, 400, nil},
 		{"not an object", `["Ana"]`, 400, nil},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key, Body: tc.body})
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: tc.body})
 		if r.Status != tc.status || r.Body["error"] == nil {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 			continue
@@ -87,7 +88,7 @@ func TestLeadValidation(t *testing.T) {
 // member_permission_denied. A refused capture saves nothing.
 func TestLeadPermissions(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	member := func(perms tenant.MemberPermissions) *tenant.Member {
 		return co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &perms})
@@ -121,7 +122,7 @@ func TestLeadPermissions(t *testing.T) {
 			body += "," + tc.task
 		}
 		n++
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: tc.key, Body: body + "}"})
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: tc.key, Body: body + "}"})
 		if r.Status != tc.status || r.ErrorCode() != tc.code {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
@@ -135,7 +136,7 @@ func TestLeadPermissions(t *testing.T) {
 // come with only object and id; either read permission shows them in full.
 func TestLeadAnswerWithoutReadPermissionIsSummarised(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	for i, tc := range []struct {
 		perms []string
@@ -146,7 +147,7 @@ func TestLeadAnswerWithoutReadPermissionIsSummarised(t *testing.T) {
 		{[]string{"leads:create", "tasks:create", "leads:read"}, true},
 		{[]string{"leads:create", "tasks:create", "clients:read"}, true},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, tc.perms...),
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, tc.perms...),
 			Body: map[string]any{"name": "Ana", "email": fmt.Sprintf("sum%d@example.com", i)}})
 		if r.Status != 201 {
 			t.Fatalf("%v: %d %s", tc.perms, r.Status, r.Raw)
@@ -165,7 +166,7 @@ func TestLeadAnswerWithoutReadPermissionIsSummarised(t *testing.T) {
 // deduplicated: true; only task.created is recorded.
 func TestLeadDeduplication(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, "leads:create", "tasks:create", "clients:read")
 	created := api.Admin(t, "POST", "/companies/"+co.Company.ID+"/clients", map[string]any{
@@ -180,7 +181,7 @@ func TestLeadDeduplication(t *testing.T) {
 		{"same phone written otherwise", `{"name":"Outra","phone":"+55 11 98765-4321","source":"whatsapp"}`},
 		{"phone with the trunk zero", `{"name":"Outra","phone":"011 98765 4321"}`},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key, Body: tc.body})
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: tc.body})
 		if r.Status != 201 || r.Body["deduplicated"] != true {
 			t.Fatalf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
@@ -192,7 +193,7 @@ func TestLeadDeduplication(t *testing.T) {
 			t.Errorf("%s: task %v", tc.name, task)
 		}
 	}
-	if got := api.Do(t, testkit.Req{Method: "GET", Path: "/clients/" + id, Key: key}); !reflect.DeepEqual(got.Body, created.Body) {
+	if got := api.Do(t, httpkit.Req{Method: "GET", Path: "/clients/" + id, Key: key}); !reflect.DeepEqual(got.Body, created.Body) {
 		t.Fatalf("record changed: %s", got.Raw)
 	}
 	if n := countClients(t, co); n != 1 {
@@ -209,11 +210,11 @@ func TestLeadDeduplication(t *testing.T) {
 // client.created is recorded.
 func TestConcurrentCapturesOfOneContactCreateOneRecord(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, "leads:create", "tasks:create", "leads:read")
 	const n = 8
-	results := make([]*testkit.Response, n)
+	results := make([]*httpkit.Response, n)
 	var start, done sync.WaitGroup
 	start.Add(1)
 	for i := range n {
@@ -226,7 +227,7 @@ func TestConcurrentCapturesOfOneContactCreateOneRecord(t *testing.T) {
 			if i%2 == 1 {
 				body["phone"] = "11 99999-0000"
 			}
-			results[i] = api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key, Body: body})
+			results[i] = api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: body})
 		}()
 	}
 	start.Done()
@@ -259,9 +260,9 @@ func TestConcurrentCapturesOfOneContactCreateOneRecord(t *testing.T) {
 // the first capture again and saves nothing more.
 func TestLeadCaptureRetriedWithIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	req := testkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, "leads:create", "tasks:create", "leads:read"),
+	req := httpkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, "leads:create", "tasks:create", "leads:read"),
 		Body: map[string]any{"name": "Ana", "email": "ana@example.com"}, Header: map[string]string{"Idempotency-Key": "lead-1"}}
 	first, again := api.Do(t, req), api.Do(t, req)
 	if first.Status != 201 || again.Status != 201 || !reflect.DeepEqual(first.Body, again.Body) {

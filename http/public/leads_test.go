@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/clients"
 	"oficina/streams"
 	"oficina/tenant"
@@ -78,7 +79,7 @@ func countTasks(t *testing.T, co *testkit.Company) int {
 	return int(n)
 }
 
-func obj(r *testkit.Response, name string) map[string]any {
+func obj(r *httpkit.Response, name string) map[string]any {
 	m, _ := r.Body[name].(map[string]any)
 	return m
 }
@@ -90,11 +91,11 @@ func obj(r *testkit.Response, name string) map[string]any {
 // client.created and task.created carrying the objects as answered.
 func TestLeadCaptureCreatesRecordAndDefaultTask(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{Now: clockAt(fixedClock)})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Now: clockAt(fixedClock)})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, "leads:create", "tasks:create", "clients:read")
 
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{
 		"name": "Maria Souza", "email": "Maria@Example.com", "phone": "(11) 98765-4321",
 		"source": "site", "notes": "Quer orçamento de instalação",
 	}})
@@ -116,7 +117,7 @@ func TestLeadCaptureCreatesRecordAndDefaultTask(t *testing.T) {
 			t.Errorf("task.%s = %v, want %v", k, task[k], want)
 		}
 	}
-	got := api.Do(t, testkit.Req{Method: "GET", Path: "/clients/" + lead["id"].(string), Key: key})
+	got := api.Do(t, httpkit.Req{Method: "GET", Path: "/clients/" + lead["id"].(string), Key: key})
 	if got.Status != 200 || !reflect.DeepEqual(got.Body, lead) {
 		t.Fatalf("GET /clients: %d %s\nlead: %v", got.Status, got.Raw, lead)
 	}
@@ -135,9 +136,9 @@ func TestLeadCaptureCreatesRecordAndDefaultTask(t *testing.T) {
 // answer's task is null and only client.created is recorded.
 func TestLeadWithNullTaskOpensNone(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, "leads:create", "leads:read"),
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: co.OwnerKey(t, "leads:create", "leads:read"),
 		Body: `{"name":"João","phone":"11 3333-4444","task":null}`})
 	if r.Status != 201 || r.Body["task"] != nil || obj(r, "lead")["status"] != "lead" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
@@ -154,7 +155,7 @@ func TestLeadWithNullTaskOpensNone(t *testing.T) {
 // priority and the assignee (a member of the company, with its type).
 func TestLeadTaskObject(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{Now: clockAt(fixedClock)})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Now: clockAt(fixedClock)})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	tech := co.Member(t, tenant.MemberInput{Type: testkit.Ptr(tenant.TypeTechnician)})
 	key := co.OwnerKey(t, "leads:create", "tasks:create", "clients:read")
@@ -177,7 +178,7 @@ func TestLeadTaskObject(t *testing.T) {
 			map[string]any{"title": "Entrar em contato com Ana", "due_date": "2030-03-05T10:20:30Z", "priority": "medium",
 				"assignee_id": nil, "assignee_type": nil}},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key,
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key,
 			Body: map[string]any{"name": "Ana", "email": fmt.Sprintf("ana%d@example.com", i), "task": tc.task}})
 		if r.Status != 201 {
 			t.Fatalf("%s: %d %s", tc.name, r.Status, r.Raw)
@@ -195,7 +196,7 @@ func TestLeadTaskObject(t *testing.T) {
 // type sent; otherwise 404 resource_not_found and nothing is saved.
 func TestLeadAssigneeMustBelongToTheCompany(t *testing.T) {
 	t.Parallel()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
 	suspended := co.Member(t, tenant.MemberInput{})
@@ -211,7 +212,7 @@ func TestLeadAssigneeMustBelongToTheCompany(t *testing.T) {
 		"malformed id":             {"nope", "org_member"},
 		"unknown id":               {"mem_00000000000000000000000000", "seller"},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{"name": "Ana",
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{"name": "Ana",
 			"email": "ana@example.com", "task": map[string]any{"assignee_id": assignee[0], "assignee_type": assignee[1]}}})
 		if r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 			t.Errorf("%s: %d %s", name, r.Status, r.Raw)

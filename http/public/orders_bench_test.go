@@ -12,15 +12,10 @@ import (
 
 	"oficina/http/public"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
-
-// anyURL accepts every destination: the benchmark's endpoint only needs to
-// exist, nothing is delivered here.
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
 
 // benchCompany is a company ready for the benchmark: a key, a technician,
 // one endpoint subscribed to service_order.* and an automatic checklist.
@@ -28,14 +23,14 @@ type benchCompany struct {
 	key, body string
 }
 
-func newBenchCompany(b *testing.B, api *testkit.API) benchCompany {
+func newBenchCompany(b *testing.B, api *httpkit.API) benchCompany {
 	co := testkit.NewCompany(b, tenant.CompanyInput{})
 	key := co.OwnerKey(b, "service_orders:create")
 	tech := co.Member(b, tenant.MemberInput{Name: testkit.Ptr("Tech"), Type: testkit.Ptr(tenant.TypeTechnician)})
 	co.Tx(b, func(ctx context.Context, tx bun.Tx) error {
 		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/oficina",
 			Events: []webhooks.EventName{"service_order.*"}}, webhooks.Subscriber{MemberID: co.Owner.ID},
-			func([]string) error { return nil }, anyURL{}, testkit.Keyring(b), time.Now())
+			func([]string) error { return nil }, testkit.AnyURL{}, testkit.Keyring(b), time.Now())
 		return err
 	})
 	if r := api.Admin(b, "POST", "/companies/"+co.Company.ID+"/service_order_checklists", map[string]any{"name": "Padrão",
@@ -63,7 +58,7 @@ func BenchmarkCreateServiceOrder(b *testing.B) {
 }
 
 func benchCreateOrders(b *testing.B, companies int) {
-	api := testkit.NewAPI(b, testkit.APIOptions{})
+	api := httpkit.NewAPI(b, httpkit.APIOptions{})
 	cos := make([]benchCompany, companies)
 	for i := range cos {
 		cos[i] = newBenchCompany(b, api)

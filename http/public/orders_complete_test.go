@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/finance"
 	"oficina/tenant"
 )
@@ -18,7 +19,7 @@ import (
 func TestCompleteRefusedWhileRequiredChecklistItemOpen(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	e.admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Fim",
+	e.Admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Fim",
 		"items": []map[string]any{{"description": "Assinatura", "required": true}, {"description": "Foto"}}})
 	o := e.create(t, map[string]any{"client_name": "A"})
 	id := o["id"].(string)
@@ -29,22 +30,22 @@ func TestCompleteRefusedWhileRequiredChecklistItemOpen(t *testing.T) {
 		}
 	}
 	e.log.next(t)
-	if r := e.do(t, "POST", "/service_orders/"+id+"/complete", nil); r.Status != 409 || r.ErrorCode() != "conflict" {
+	if r := e.Do(t, "POST", "/service_orders/"+id+"/complete", nil); r.Status != 409 || r.ErrorCode() != "conflict" {
 		t.Fatalf("open required item: %d %s", r.Status, r.Raw)
 	}
-	r := e.admin(t, "POST", "/service_orders/"+id+"/checklist/"+required, map[string]any{"done": true})
+	r := e.Admin(t, "POST", "/service_orders/"+id+"/checklist/"+required, map[string]any{"done": true})
 	evs := e.log.next(t)
 	if len(evs) != 1 || evs[0].Type != "service_order.updated" || !slices.Equal(evs[0].Data.ChangedFields, []string{"checklist"}) ||
 		!soSameJSON(t, evs[0].Data.Object, r.Body) {
 		t.Fatalf("tick events %v", evs)
 	}
-	if r := e.api.Admin(t, "POST", "/companies/"+e.co.Company.ID+"/service_orders/"+id+"/checklist/chi_unknown", map[string]any{"done": true}); r.Status != 404 {
+	if r := e.API.Admin(t, "POST", "/companies/"+e.Co.Company.ID+"/service_orders/"+id+"/checklist/chi_unknown", map[string]any{"done": true}); r.Status != 404 {
 		t.Errorf("unknown item: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/service_orders/"+id+"/complete", nil); r.Status != 200 || r.Body["status"] != "completed" {
+	if r := e.Do(t, "POST", "/service_orders/"+id+"/complete", nil); r.Status != 200 || r.Body["status"] != "completed" {
 		t.Fatalf("complete: %d %s", r.Status, r.Raw)
 	}
-	if r := e.api.Admin(t, "POST", "/companies/"+e.co.Company.ID+"/service_orders/"+id+"/checklist/"+required, map[string]any{"done": false}); r.Status != 409 {
+	if r := e.API.Admin(t, "POST", "/companies/"+e.Co.Company.ID+"/service_orders/"+id+"/checklist/"+required, map[string]any{"done": false}); r.Status != 409 {
 		t.Errorf("tick on a completed order: %d %s", r.Status, r.Raw)
 	}
 }
@@ -57,15 +58,15 @@ func TestCompleteRespectsTechnicianCompletionOrder(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
 	lead, s1, s2 := e.technician(t, "Lead"), e.technician(t, "S1"), e.technician(t, "S2")
-	e.admin(t, "PATCH", "/service_order_settings", map[string]any{"technician_completion_order": "support_first"})
+	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"technician_completion_order": "support_first"})
 	id := e.create(t, map[string]any{"client_name": "A", "technician_id": lead.ID, "support_technician_ids": []string{s1.ID, s2.ID}})["id"].(string)
 	mark := func(tech string, done bool) {
 		t.Helper()
-		e.admin(t, "POST", "/service_orders/"+id+"/technician_completions", map[string]any{"technician_id": tech, "done": done})
+		e.Admin(t, "POST", "/service_orders/"+id+"/technician_completions", map[string]any{"technician_id": tech, "done": done})
 	}
 	complete := func() int {
 		t.Helper()
-		return e.do(t, "POST", "/service_orders/"+id+"/complete", nil).Status
+		return e.Do(t, "POST", "/service_orders/"+id+"/complete", nil).Status
 	}
 	e.log.next(t)
 	mark(s1.ID, true)
@@ -85,8 +86,8 @@ func TestCompleteRespectsTechnicianCompletionOrder(t *testing.T) {
 	if s := complete(); s != 409 {
 		t.Fatalf("in charge before support: %d", s)
 	}
-	if r := e.api.Admin(t, "POST", "/companies/"+e.co.Company.ID+"/service_orders/"+id+"/technician_completions",
-		map[string]any{"technician_id": e.co.Owner.ID, "done": true}); r.Status != 422 {
+	if r := e.API.Admin(t, "POST", "/companies/"+e.Co.Company.ID+"/service_orders/"+id+"/technician_completions",
+		map[string]any{"technician_id": e.Co.Owner.ID, "done": true}); r.Status != 422 {
 		t.Errorf("not on the order: %d %s", r.Status, r.Raw)
 	}
 	mark(lead.ID, false)
@@ -96,7 +97,7 @@ func TestCompleteRespectsTechnicianCompletionOrder(t *testing.T) {
 		t.Fatalf("order respected: %d", s)
 	}
 
-	e.admin(t, "PATCH", "/service_order_settings", map[string]any{"technician_completion_order": "any"})
+	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"technician_completion_order": "any"})
 	id = e.create(t, map[string]any{"client_name": "B", "technician_id": lead.ID, "support_technician_ids": []string{s1.ID}})["id"].(string)
 	mark(lead.ID, true)
 	if s := complete(); s != 409 {
@@ -115,14 +116,14 @@ func TestCompleteRespectsTechnicianCompletionOrder(t *testing.T) {
 func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	withFinance := e.co.OwnerKey(t, append([]string{"finance:create"}, orderPerms...)...)
-	viewer := e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
+	withFinance := e.Co.OwnerKey(t, append([]string{"finance:create"}, orderPerms...)...)
+	viewer := e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
 		Permissions: &tenant.MemberPermissions{"service_orders": {"read", "update"}}})
-	memberKey := e.co.Key(t, viewer, append([]string{"finance:create"}, orderPerms...)...).Secret
+	memberKey := e.Co.Key(t, viewer, append([]string{"finance:create"}, orderPerms...)...).Secret
 	var acc *finance.AccountRow
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		acc, err = finance.CreateAccount(ctx, tx, e.co.Company.ID, "Caixa", true, e.co.Company.CreatedAt)
+		acc, err = finance.CreateAccount(ctx, tx, e.Co.Company.ID, "Caixa", true, e.Co.Company.CreatedAt)
 		return err
 	})
 	o := e.create(t, map[string]any{"client_name": "Ana", "items": []map[string]any{
@@ -130,16 +131,16 @@ func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	path := "/service_orders/" + o["id"].(string) + "/complete"
 	e.log.next(t)
 	link := map[string]any{"link_financial_transaction": true}
-	if r := e.do(t, "POST", path, link); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	if r := e.Do(t, "POST", path, link); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Fatalf("without finance:create: %d %s", r.Status, r.Raw)
 	}
-	if r := e.api.Do(t, testkit.Req{Method: "POST", Path: path, Key: memberKey, Body: link}); r.Status != 403 || r.ErrorCode() != "member_permission_denied" {
+	if r := e.API.Do(t, httpkit.Req{Method: "POST", Path: path, Key: memberKey, Body: link}); r.Status != 403 || r.ErrorCode() != "member_permission_denied" {
 		t.Fatalf("member without finance: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "GET", "/service_orders/"+o["id"].(string), nil); r.Body["status"] != "pending" || len(e.log.next(t)) != 0 || e.count(t, "financial_transactions") != 0 {
+	if r := e.Do(t, "GET", "/service_orders/"+o["id"].(string), nil); r.Body["status"] != "pending" || len(e.log.next(t)) != 0 || e.count(t, "financial_transactions") != 0 {
 		t.Fatalf("refused completion saved something: %s", r.Raw)
 	}
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: path, Key: withFinance, Body: link})
+	r := e.API.Do(t, httpkit.Req{Method: "POST", Path: path, Key: withFinance, Body: link})
 	if r.Status != 200 || r.Body["status"] != "completed" {
 		t.Fatalf("complete: %d %s", r.Status, r.Raw)
 	}
@@ -151,8 +152,8 @@ func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	if ft["kind"] != "income" || ft["amount_cents"] != 19500.0 || ft["service_order_id"] != o["id"] || ft["account_id"] != acc.ID {
 		t.Errorf("revenue %v", ft)
 	}
-	e.do(t, "POST", "/service_orders/"+o["id"].(string)+"/status", map[string]any{"status": "in_progress"})
-	if r := e.api.Do(t, testkit.Req{Method: "POST", Path: path, Key: withFinance, Body: link}); r.Status != 200 {
+	e.Do(t, "POST", "/service_orders/"+o["id"].(string)+"/status", map[string]any{"status": "in_progress"})
+	if r := e.API.Do(t, httpkit.Req{Method: "POST", Path: path, Key: withFinance, Body: link}); r.Status != 200 {
 		t.Fatalf("complete again: %d %s", r.Status, r.Raw)
 	}
 	if n := e.count(t, "financial_transactions"); n != 1 {
@@ -161,7 +162,7 @@ func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	// Without the switch no finance permission is needed and nothing is posted.
 	p := e.create(t, map[string]any{"client_name": "B", "items": []map[string]any{
 		{"description": "x", "quantity": 1, "unit_price_cents": 1, "total_cents": 1}}})
-	if r := e.do(t, "POST", "/service_orders/"+p["id"].(string)+"/complete", map[string]any{"link_financial_transaction": false}); r.Status != 200 {
+	if r := e.Do(t, "POST", "/service_orders/"+p["id"].(string)+"/complete", map[string]any{"link_financial_transaction": false}); r.Status != 200 {
 		t.Fatalf("complete without link: %d %s", r.Status, r.Raw)
 	}
 	if n := e.count(t, "financial_transactions"); n != 1 {

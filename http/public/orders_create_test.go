@@ -18,15 +18,15 @@ import (
 func TestCreateServiceOrderAsTheDashboardDoes(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	kind := e.admin(t, "POST", "/service_order_types", map[string]any{"name": "Instalação"}).Body["id"].(string)
-	other := e.admin(t, "POST", "/service_order_types", map[string]any{"name": "Reparo"}).Body["id"].(string)
-	all := e.admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Segurança",
+	kind := e.Admin(t, "POST", "/service_order_types", map[string]any{"name": "Instalação"}).Body["id"].(string)
+	other := e.Admin(t, "POST", "/service_order_types", map[string]any{"name": "Reparo"}).Body["id"].(string)
+	all := e.Admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Segurança",
 		"items": []map[string]any{{"description": "EPI", "required": true}, {"description": "Foto", "required": false}}}).Body["id"]
-	e.admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Instalação", "type_id": kind,
+	e.Admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Instalação", "type_id": kind,
 		"items": []map[string]any{{"description": "Teste de pressão", "required": true}}})
-	e.admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Reparo", "type_id": other,
+	e.Admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Reparo", "type_id": other,
 		"items": []map[string]any{{"description": "Peça trocada"}}})
-	e.admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Antigo", "active": false,
+	e.Admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Antigo", "active": false,
 		"items": []map[string]any{{"description": "Nunca"}}})
 
 	o := e.create(t, map[string]any{
@@ -65,7 +65,7 @@ func TestCreateServiceOrderAsTheDashboardDoes(t *testing.T) {
 	if len(evs) != 1 || evs[0].Type != "service_order.created" {
 		t.Fatalf("events %v", soTypes(evs))
 	}
-	r := e.do(t, "GET", "/service_orders/"+o["id"].(string), nil)
+	r := e.Do(t, "GET", "/service_orders/"+o["id"].(string), nil)
 	if r.Status != 200 || !soSameJSON(t, r.Body, o) || !soSameJSON(t, evs[0].Data.Object, r.Body) {
 		t.Errorf("GET %s\nevent %v", r.Raw, evs[0].Data.Object)
 	}
@@ -90,7 +90,7 @@ func TestOrderNumbersHaveNoGapsOrDuplicatesUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := e.do(t, "POST", "/service_orders", map[string]any{"client_name": fmt.Sprintf("Cliente %d", i)})
+			r := e.Do(t, "POST", "/service_orders", map[string]any{"client_name": fmt.Sprintf("Cliente %d", i)})
 			if r.Status != 201 {
 				t.Errorf("create %d: %d %s", i, r.Status, r.Raw)
 				return
@@ -119,15 +119,15 @@ func TestOrderNumbersHaveNoGapsOrDuplicatesUnderConcurrency(t *testing.T) {
 func TestOrderQuotaGivesPlanLimitReached(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	s := e.admin(t, "GET", "/service_order_settings", nil).Body
+	s := e.Admin(t, "GET", "/service_order_settings", nil).Body
 	if s["effective_monthly_order_quota"] != nil || s["monthly_order_quota"] != nil {
 		t.Fatalf("supra has no default quota: %v", s)
 	}
-	e.admin(t, "PATCH", "/service_order_settings", map[string]any{"monthly_order_quota": 2})
+	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"monthly_order_quota": 2})
 	e.create(t, map[string]any{"client_name": "A"})
 	e.create(t, map[string]any{"client_name": "B"})
 	e.log.next(t)
-	r := e.do(t, "POST", "/service_orders", map[string]any{"client_name": "C"})
+	r := e.Do(t, "POST", "/service_orders", map[string]any{"client_name": "C"})
 	if r.Status != 403 || r.ErrorCode() != "plan_limit_reached" {
 		t.Fatalf("over quota: %d %s", r.Status, r.Raw)
 	}
@@ -137,18 +137,18 @@ func TestOrderQuotaGivesPlanLimitReached(t *testing.T) {
 	if evs := e.log.next(t); len(evs) != 0 {
 		t.Errorf("refused creation yielded %v", soTypes(evs))
 	}
-	if s := e.admin(t, "GET", "/service_order_settings", nil).Body; s["orders_this_month"] != 2.0 || s["effective_monthly_order_quota"] != 2.0 {
+	if s := e.Admin(t, "GET", "/service_order_settings", nil).Body; s["orders_this_month"] != 2.0 || s["effective_monthly_order_quota"] != 2.0 {
 		t.Errorf("settings %v", s)
 	}
-	e.admin(t, "PATCH", "/service_order_settings", map[string]any{"monthly_order_quota": 3})
+	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"monthly_order_quota": 3})
 	if o := e.create(t, map[string]any{"client_name": "C"}); o["number"] != 3.0 {
 		t.Errorf("number after refusal %v", o["number"])
 	}
-	e.admin(t, "PATCH", "/service_order_settings", map[string]any{"order_quota_unlimited": true})
+	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"order_quota_unlimited": true})
 	e.create(t, map[string]any{"client_name": "D"})
 
 	start := testkit.NewCompany(t, tenant.CompanyInput{Plan: testkit.Ptr(tenant.PlanStart)})
-	if s := e.api.Admin(t, "GET", "/companies/"+start.Company.ID+"/service_order_settings", nil).Body; s["effective_monthly_order_quota"] != 300.0 {
+	if s := e.API.Admin(t, "GET", "/companies/"+start.Company.ID+"/service_order_settings", nil).Body; s["effective_monthly_order_quota"] != 300.0 {
 		t.Errorf("start plan default: %v", s)
 	}
 }
@@ -186,12 +186,12 @@ func TestCreateServiceOrderValidation(t *testing.T) {
 		{"NUL in text", map[string]any{"client_name": "A\u0000"}, []string{"client_name:invalid_value"}},
 		{"wrong type", map[string]any{"client_name": "A", "send_to_technician": "yes"}, []string{"send_to_technician:invalid_type"}},
 	} {
-		r := e.do(t, "POST", "/service_orders", tc.body)
+		r := e.Do(t, "POST", "/service_orders", tc.body)
 		if r.Status != 422 || r.ErrorCode() != "validation_failed" || !slices.Equal(soFieldErrors(r), tc.want) {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
 	}
-	if r := e.do(t, "POST", "/service_orders", `{"client_name":`); r.Status != 400 || r.ErrorCode() != "invalid_request" {
+	if r := e.Do(t, "POST", "/service_orders", `{"client_name":`); r.Status != 400 || r.ErrorCode() != "invalid_request" {
 		t.Errorf("broken JSON: %d %s", r.Status, r.Raw)
 	}
 	if n := e.count(t, "service_orders"); n != 0 {
@@ -205,11 +205,11 @@ func TestCreateReferencesMustBelongToTheCompany(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
 	other := newOrderEnv(t, orderPerms...)
-	foreignClient := other.admin(t, "POST", "/clients", map[string]any{"name": "Foreign"}).Body["id"]
+	foreignClient := other.Admin(t, "POST", "/clients", map[string]any{"name": "Foreign"}).Body["id"]
 	foreignTech := other.technician(t, "Foreign tech")
-	foreignType := other.admin(t, "POST", "/service_order_types", map[string]any{"name": "T"}).Body["id"]
-	seller := e.co.Member(t, tenant.MemberInput{Type: testkit.Ptr(tenant.TypeSeller)})
-	gone := e.co.Member(t, tenant.MemberInput{Type: testkit.Ptr(tenant.TypeTechnician), Status: testkit.Ptr("removed")})
+	foreignType := other.Admin(t, "POST", "/service_order_types", map[string]any{"name": "T"}).Body["id"]
+	seller := e.Co.Member(t, tenant.MemberInput{Type: testkit.Ptr(tenant.TypeSeller)})
+	gone := e.Co.Member(t, tenant.MemberInput{Type: testkit.Ptr(tenant.TypeTechnician), Status: testkit.Ptr("removed")})
 	tech := e.technician(t, "Tech")
 	for name, body := range map[string]map[string]any{
 		"client of another company":          {"client_id": foreignClient},
@@ -222,7 +222,7 @@ func TestCreateReferencesMustBelongToTheCompany(t *testing.T) {
 		"type of another company":            {"type_id": foreignType},
 	} {
 		body["client_name"] = "A"
-		r := e.do(t, "POST", "/service_orders", body)
+		r := e.Do(t, "POST", "/service_orders", body)
 		if r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 			t.Errorf("%s: %d %s", name, r.Status, r.Raw)
 		}
@@ -230,7 +230,7 @@ func TestCreateReferencesMustBelongToTheCompany(t *testing.T) {
 	if n := e.count(t, "service_orders"); n != 0 {
 		t.Errorf("%d orders saved", n)
 	}
-	cl := e.admin(t, "POST", "/clients", map[string]any{"name": "Ana"}).Body["id"]
+	cl := e.Admin(t, "POST", "/clients", map[string]any{"name": "Ana"}).Body["id"]
 	o := e.create(t, map[string]any{"client_id": cl, "client_name": "Ana (impresso)", "technician_id": tech.ID})
 	if o["client_id"] != cl || o["client_name"] != "Ana (impresso)" || o["technician_id"] != tech.ID {
 		t.Errorf("order %v", o)
@@ -243,28 +243,28 @@ func TestCreateReferencesMustBelongToTheCompany(t *testing.T) {
 func TestTypeAndCompanyRequiredFields(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	kind := e.admin(t, "POST", "/service_order_types", map[string]any{"name": "Instalação", "required_on_create": true}).Body["id"].(string)
-	off := e.admin(t, "POST", "/service_order_types", map[string]any{"name": "Velho", "active": false}).Body["id"].(string)
-	r := e.do(t, "POST", "/service_orders", map[string]any{"client_name": "A"})
+	kind := e.Admin(t, "POST", "/service_order_types", map[string]any{"name": "Instalação", "required_on_create": true}).Body["id"].(string)
+	off := e.Admin(t, "POST", "/service_order_types", map[string]any{"name": "Velho", "active": false}).Body["id"].(string)
+	r := e.Do(t, "POST", "/service_orders", map[string]any{"client_name": "A"})
 	if r.Status != 422 || !slices.Equal(soFieldErrors(r), []string{"type_id:required"}) {
 		t.Errorf("type required: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/service_orders", map[string]any{"client_name": "A", "type_id": nil}); r.Status != 422 {
+	if r := e.Do(t, "POST", "/service_orders", map[string]any{"client_name": "A", "type_id": nil}); r.Status != 422 {
 		t.Errorf("null type: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/service_orders", map[string]any{"client_name": "A", "type_id": off}); r.Status != 422 ||
+	if r := e.Do(t, "POST", "/service_orders", map[string]any{"client_name": "A", "type_id": off}); r.Status != 422 ||
 		!slices.Equal(soFieldErrors(r), []string{"type_id:invalid_value"}) {
 		t.Errorf("inactive type: %d %s", r.Status, r.Raw)
 	}
 	e.create(t, map[string]any{"client_name": "A", "type_id": kind})
 
-	e.admin(t, "PATCH", "/service_order_settings", map[string]any{"required_fields": []string{"service_address", "technician_id", "items", "client_phone"}})
-	r = e.do(t, "POST", "/service_orders", map[string]any{"client_name": "A", "client_phone": "11 99999-0000"})
+	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"required_fields": []string{"service_address", "technician_id", "items", "client_phone"}})
+	r = e.Do(t, "POST", "/service_orders", map[string]any{"client_name": "A", "client_phone": "11 99999-0000"})
 	want := []string{"items:required", "service_address:required", "technician_id:required", "type_id:required"}
 	if r.Status != 422 || !slices.Equal(soFieldErrors(r), want) {
 		t.Errorf("company required fields: %d %s", r.Status, r.Raw)
 	}
-	if r := e.api.Admin(t, "PATCH", "/companies/"+e.co.Company.ID+"/service_order_settings",
+	if r := e.API.Admin(t, "PATCH", "/companies/"+e.Co.Company.ID+"/service_order_settings",
 		map[string]any{"required_fields": []string{"client_name", "nope"}}); r.Status != 422 {
 		t.Errorf("unknown required field accepted: %d %s", r.Status, r.Raw)
 	}

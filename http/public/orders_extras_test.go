@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/notify"
 	"oficina/tenant"
 )
@@ -20,31 +21,31 @@ import (
 func TestCreateAppointmentNeedsPermissionAndScheduledStart(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	withApt := e.co.OwnerKey(t, append([]string{"appointments:create"}, orderPerms...)...)
+	withApt := e.Co.OwnerKey(t, append([]string{"appointments:create"}, orderPerms...)...)
 	tech, support, bystander := e.technician(t, "Tech"), e.technician(t, "Support"), e.technician(t, "Other")
 	cal := func(member, provider, id string) string {
-		return e.admin(t, "POST", "/connected_calendars", map[string]any{"member_id": member, "provider": provider,
+		return e.Admin(t, "POST", "/connected_calendars", map[string]any{"member_id": member, "provider": provider,
 			"external_calendar_id": id}).Body["id"].(string)
 	}
 	techCal := cal(tech.ID, "google", "tech@example.com")
-	ownerCal := cal(e.co.Owner.ID, "outlook", "owner@example.com")
+	ownerCal := cal(e.Co.Owner.ID, "outlook", "owner@example.com")
 	cal(bystander.ID, "google", "other@example.com")
 	offCal := cal(support.ID, "caldav", "https://dav.example.com/s")
-	e.admin(t, "DELETE", "/connected_calendars/"+offCal, nil)
+	e.Admin(t, "DELETE", "/connected_calendars/"+offCal, nil)
 
 	body := map[string]any{"client_name": "A", "technician_id": tech.ID, "support_technician_ids": []string{support.ID},
 		"scheduled_start": "2030-05-01T12:00:00Z", "create_appointment": true}
-	if r := e.do(t, "POST", "/service_orders", body); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	if r := e.Do(t, "POST", "/service_orders", body); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Fatalf("without appointments:create: %d %s", r.Status, r.Raw)
 	}
 	invalid := map[string]any{"scheduled_start": "2030-05-01T12:00:00Z", "create_appointment": true}
-	if r := e.do(t, "POST", "/service_orders", invalid); r.Status != 422 {
+	if r := e.Do(t, "POST", "/service_orders", invalid); r.Status != 422 {
 		t.Fatalf("an invalid body is 422 before the extra permission: %d %s", r.Status, r.Raw)
 	}
-	member := e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
+	member := e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
 		Permissions: &tenant.MemberPermissions{"service_orders": {"read", "create"}}})
-	memberKey := e.co.Key(t, member, append([]string{"appointments:create"}, orderPerms...)...).Secret
-	if r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders", Key: memberKey, Body: body}); r.Status != 403 ||
+	memberKey := e.Co.Key(t, member, append([]string{"appointments:create"}, orderPerms...)...).Secret
+	if r := e.API.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders", Key: memberKey, Body: body}); r.Status != 403 ||
 		r.ErrorCode() != "member_permission_denied" {
 		t.Fatalf("member without appointments: %d %s", r.Status, r.Raw)
 	}
@@ -57,11 +58,11 @@ func TestCreateAppointmentNeedsPermissionAndScheduledStart(t *testing.T) {
 		t.Fatalf("without scheduled_start: %v", noStart)
 	}
 
-	r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders", Key: withApt, Body: body})
+	r := e.API.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders", Key: withApt, Body: body})
 	if r.Status != 201 || r.Body["appointment_id"] == nil || r.Body["status"] != "scheduled" {
 		t.Fatalf("with permission: %d %s", r.Status, r.Raw)
 	}
-	a := e.admin(t, "GET", "/appointments/"+r.Body["appointment_id"].(string), nil).Body
+	a := e.Admin(t, "GET", "/appointments/"+r.Body["appointment_id"].(string), nil).Body
 	if a["service_order_id"] != r.Body["id"] || a["starts_at"] != "2030-05-01T12:00:00Z" || a["ends_at"] != "2030-05-01T13:00:00Z" {
 		t.Errorf("appointment %v", a)
 	}
@@ -91,7 +92,7 @@ func TestSendToTechnicianNotifiesTechnicianAndSupport(t *testing.T) {
 	o := e.create(t, map[string]any{"client_name": "A", "technician_id": lead.ID, "support_technician_ids": []string{s1.ID, s2.ID},
 		"send_to_technician": true})
 	var ns []notify.Notification
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		ns, err = notify.ForSubject(ctx, tx, o["id"].(string))
 		return err
@@ -106,7 +107,7 @@ func TestSendToTechnicianNotifiesTechnicianAndSupport(t *testing.T) {
 	if len(got) != 3 || got[lead.ID] == "" || got[s1.ID] == "" || got[s2.ID] == "" {
 		t.Fatalf("recipients %v", got)
 	}
-	if r := e.admin(t, "GET", "/service_orders/"+o["id"].(string)+"/notifications", nil); len(r.Body["data"].([]any)) != 3 {
+	if r := e.Admin(t, "GET", "/service_orders/"+o["id"].(string)+"/notifications", nil); len(r.Body["data"].([]any)) != 3 {
 		t.Errorf("admin list %s", r.Raw)
 	}
 	e.create(t, map[string]any{"client_name": "B", "support_technician_ids": []string{s1.ID}, "send_to_technician": true})
@@ -122,13 +123,13 @@ func TestListServiceOrders(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
 	tech := e.technician(t, "Tech")
-	cl := e.admin(t, "POST", "/clients", map[string]any{"name": "Ana"}).Body["id"].(string)
+	cl := e.Admin(t, "POST", "/clients", map[string]any{"name": "Ana"}).Body["id"].(string)
 	a := e.create(t, map[string]any{"client_name": "A", "technician_id": tech.ID})
 	b := e.create(t, map[string]any{"client_name": "B", "client_id": cl, "scheduled_start": "2030-01-01T10:00:00Z"})
 	c := e.create(t, map[string]any{"client_name": "C", "support_technician_ids": []string{tech.ID}})
 	ids := func(path string) []any {
 		t.Helper()
-		r := e.do(t, "GET", path, nil)
+		r := e.Do(t, "GET", path, nil)
 		if r.Status != 200 || r.Body["object"] != "list" {
 			t.Fatalf("%s: %d %s", path, r.Status, r.Raw)
 		}
@@ -151,16 +152,16 @@ func TestListServiceOrders(t *testing.T) {
 			t.Errorf("%s: %v, want %v", path, got, want)
 		}
 	}
-	if r := e.do(t, "GET", "/service_orders?limit=1", nil); r.Body["has_more"] != true {
+	if r := e.Do(t, "GET", "/service_orders?limit=1", nil); r.Body["has_more"] != true {
 		t.Errorf("has_more: %s", r.Raw)
 	}
 	for _, bad := range []string{"?status=done", "?created_after=2030-01-01", "?colour=red", "?limit=0", "?status=pending&status=scheduled", "?client_id=nope", "?technician_id=mem_%00"} {
-		if r := e.do(t, "GET", "/service_orders"+bad, nil); r.Status != 400 || r.ErrorCode() != "invalid_request" {
+		if r := e.Do(t, "GET", "/service_orders"+bad, nil); r.Status != 400 || r.ErrorCode() != "invalid_request" {
 			t.Errorf("%s: %d %s", bad, r.Status, r.Raw)
 		}
 	}
-	reader := e.co.OwnerKey(t, "service_orders:create")
-	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/service_orders", Key: reader}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	reader := e.Co.OwnerKey(t, "service_orders:create")
+	if r := e.API.Do(t, httpkit.Req{Method: "GET", Path: "/service_orders", Key: reader}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Errorf("without read: %d %s", r.Status, r.Raw)
 	}
 }
@@ -171,8 +172,8 @@ func TestListServiceOrders(t *testing.T) {
 func TestCreateServiceOrderRetriedWithIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
-	send := func() *testkit.Response {
-		return e.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders", Key: e.key,
+	send := func() *httpkit.Response {
+		return e.API.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders", Key: e.Key,
 			Body: map[string]any{"client_name": "A"}, Header: map[string]string{"Idempotency-Key": "order-7f3a"}})
 	}
 	first, again := send(), send()

@@ -19,7 +19,7 @@ func TestOrderStateMachine(t *testing.T) {
 
 	step := func(name, method, sub string, body any, status int, wantStatus string, wantEvents []string, wantFields []string) map[string]any {
 		t.Helper()
-		r := e.do(t, method, path+sub, body)
+		r := e.Do(t, method, path+sub, body)
 		if r.Status != status {
 			t.Fatalf("%s: %d %s", name, r.Status, r.Raw)
 		}
@@ -85,7 +85,7 @@ func TestStatusAndDescriptionChangeYieldBothEvents(t *testing.T) {
 	e := newOrderEnv(t, orderPerms...)
 	id := e.create(t, map[string]any{"client_name": "A", "client_description": "Vazamento"})["id"].(string)
 	e.log.next(t)
-	r := e.do(t, "PATCH", "/service_orders/"+id, map[string]any{"status": "scheduled", "client_description": "Vazamento na pia"})
+	r := e.Do(t, "PATCH", "/service_orders/"+id, map[string]any{"status": "scheduled", "client_description": "Vazamento na pia"})
 	if r.Status != 200 || r.Body["status"] != "scheduled" || r.Body["client_description"] != "Vazamento na pia" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
@@ -96,14 +96,14 @@ func TestStatusAndDescriptionChangeYieldBothEvents(t *testing.T) {
 	if got := evs[1].Data.ChangedFields; !slices.Equal(got, []string{"client_description", "status"}) {
 		t.Errorf("changed_fields %v", got)
 	}
-	r = e.do(t, "PATCH", "/service_orders/"+id, map[string]any{"client_description": "Vazamento na pia"})
+	r = e.Do(t, "PATCH", "/service_orders/"+id, map[string]any{"client_description": "Vazamento na pia"})
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	if evs := e.log.next(t); len(evs) != 0 {
 		t.Errorf("no-op PATCH yielded %v", soTypes(evs))
 	}
-	r = e.do(t, "PATCH", "/service_orders/"+id, map[string]any{"priority": "urgent"})
+	r = e.Do(t, "PATCH", "/service_orders/"+id, map[string]any{"priority": "urgent"})
 	if evs := e.log.next(t); len(evs) != 1 || evs[0].Type != "service_order.updated" || !slices.Equal(evs[0].Data.ChangedFields, []string{"priority"}) {
 		t.Errorf("priority change: %d %v", r.Status, evs)
 	}
@@ -119,7 +119,7 @@ func TestPatchChangesOnlyTheMembersSent(t *testing.T) {
 		"internal_notes": "old", "scheduled_start": "2030-01-01T10:00:00Z", "priority": "high",
 		"items": []map[string]any{{"description": "x", "quantity": 2, "unit_price_cents": 100, "total_cents": 200}}})
 	path := "/service_orders/" + o["id"].(string)
-	r := e.do(t, "PATCH", path, map[string]any{"internal_notes": "new"})
+	r := e.Do(t, "PATCH", path, map[string]any{"internal_notes": "new"})
 	if r.Status != 200 {
 		t.Fatalf("patch: %d %s", r.Status, r.Raw)
 	}
@@ -152,12 +152,12 @@ func TestPatchServiceOrder(t *testing.T) {
 	o := e.create(t, map[string]any{"client_name": "A", "technician_id": tech.ID,
 		"items": []map[string]any{{"description": "x", "quantity": 1, "unit_price_cents": 100, "total_cents": 100}}})
 	path := "/service_orders/" + o["id"].(string)
-	r := e.do(t, "PATCH", path, map[string]any{"items": []map[string]any{
+	r := e.Do(t, "PATCH", path, map[string]any{"items": []map[string]any{
 		{"description": "y", "quantity": 3, "unit_price_cents": 100, "total_cents": 250}}, "additional_costs_cents": 50, "discount_cents": 20})
 	if r.Status != 200 || r.Body["subtotal_cents"] != 250.0 || r.Body["total_cents"] != 280.0 {
 		t.Fatalf("totals: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "PATCH", path, map[string]any{"technician_id": foreign.ID}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+	if r := e.Do(t, "PATCH", path, map[string]any{"technician_id": foreign.ID}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 		t.Errorf("foreign technician: %d %s", r.Status, r.Raw)
 	}
 	for body, want := range map[string]string{
@@ -172,29 +172,29 @@ func TestPatchServiceOrder(t *testing.T) {
 		`{"internal_notes":null}`:                "internal_notes:invalid_value",
 		`{"discount_cents":null}`:                "discount_cents:invalid_value",
 	} {
-		if r := e.do(t, "PATCH", path, body); r.Status != 422 || !slices.Equal(soFieldErrors(r), []string{want}) {
+		if r := e.Do(t, "PATCH", path, body); r.Status != 422 || !slices.Equal(soFieldErrors(r), []string{want}) {
 			t.Errorf("%s: %d %s", body, r.Status, r.Raw)
 		}
 	}
-	if r := e.do(t, "PATCH", path, map[string]any{"client_name": nil}); r.Status != 422 ||
+	if r := e.Do(t, "PATCH", path, map[string]any{"client_name": nil}); r.Status != 422 ||
 		!slices.Equal(soFieldErrors(r), []string{"client_name:invalid_value"}) {
 		t.Errorf("null client_name: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "PATCH", path, map[string]any{"items": []map[string]any{{"description": "z", "quantity": 1,
+	if r := e.Do(t, "PATCH", path, map[string]any{"items": []map[string]any{{"description": "z", "quantity": 1,
 		"unit_price_cents": 1, "total_cents": 1, "sku": "x"}}}); r.Status != 422 {
 		t.Errorf("unknown item field: %d %s", r.Status, r.Raw)
 	}
-	r = e.do(t, "PATCH", path, map[string]any{"technician_id": nil, "items": []any{}, "discount_cents": 0, "additional_costs_cents": 0})
+	r = e.Do(t, "PATCH", path, map[string]any{"technician_id": nil, "items": []any{}, "discount_cents": 0, "additional_costs_cents": 0})
 	if r.Status != 200 || r.Body["technician_id"] != nil || r.Body["total_cents"] != 0.0 || len(r.Body["items"].([]any)) != 0 {
 		t.Errorf("clear: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "PATCH", "/service_orders/so_00000000000000000000000000", map[string]any{"priority": "low"}); r.Status != 404 {
+	if r := e.Do(t, "PATCH", "/service_orders/so_00000000000000000000000000", map[string]any{"priority": "low"}); r.Status != 404 {
 		t.Errorf("unknown order: %d %s", r.Status, r.Raw)
 	}
-	if r := other.do(t, "GET", path, nil); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+	if r := other.Do(t, "GET", path, nil); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 		t.Errorf("other company's order: %d %s", r.Status, r.Raw)
 	}
-	if r := other.do(t, "POST", path+"/start", nil); r.Status != 404 {
+	if r := other.Do(t, "POST", path+"/start", nil); r.Status != 404 {
 		t.Errorf("other company's order start: %d %s", r.Status, r.Raw)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -17,39 +18,23 @@ import (
 // orderPerms are the permissions of a key that works with orders.
 var orderPerms = []string{"service_orders:read", "service_orders:create", "service_orders:update"}
 
-// orderEnv is a company with an owner key holding perms.
+// orderEnv is a company with an owner key holding perms, and a reader of
+// its events.
 type orderEnv struct {
-	api *testkit.API
-	co  *testkit.Company
-	key string
+	*httpkit.Env
 	log *soEventLog
 }
 
 func newOrderEnv(t *testing.T, perms ...string) *orderEnv {
 	t.Helper()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
-	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	return &orderEnv{api: api, co: co, key: co.OwnerKey(t, perms...), log: &soEventLog{co: co, seen: map[string]bool{}}}
-}
-
-func (e *orderEnv) do(t *testing.T, method, path string, body any) *testkit.Response {
-	t.Helper()
-	return e.api.Do(t, testkit.Req{Method: method, Path: path, Key: e.key, Body: body})
-}
-
-func (e *orderEnv) admin(t *testing.T, method, path string, body any) *testkit.Response {
-	t.Helper()
-	r := e.api.Admin(t, method, "/companies/"+e.co.Company.ID+path, body)
-	if r.Status >= 300 {
-		t.Fatalf("admin %s %s: %d %s", method, path, r.Status, r.Raw)
-	}
-	return r
+	e := httpkit.NewEnv(t, httpkit.APIOptions{}, perms...)
+	return &orderEnv{Env: e, log: &soEventLog{co: e.Co, seen: map[string]bool{}}}
 }
 
 // create posts an order and fails the test unless it is 201.
 func (e *orderEnv) create(t *testing.T, body map[string]any) map[string]any {
 	t.Helper()
-	r := e.do(t, "POST", "/service_orders", body)
+	r := e.Do(t, "POST", "/service_orders", body)
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Raw)
 	}
@@ -58,14 +43,14 @@ func (e *orderEnv) create(t *testing.T, body map[string]any) map[string]any {
 
 func (e *orderEnv) technician(t *testing.T, name string) *tenant.Member {
 	t.Helper()
-	return e.co.Member(t, tenant.MemberInput{Name: testkit.Ptr(name), Type: testkit.Ptr(tenant.TypeTechnician)})
+	return e.Co.Member(t, tenant.MemberInput{Name: testkit.Ptr(name), Type: testkit.Ptr(tenant.TypeTechnician)})
 }
 
 // count runs a count query in the company transaction.
 func (e *orderEnv) count(t *testing.T, table string) int {
 	t.Helper()
 	var n int
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewSelect().Table(table).ColumnExpr("count(*)").Scan(ctx, &n)
 	})
 	return n
@@ -133,7 +118,7 @@ func soSameJSON(t *testing.T, a, b any) bool {
 }
 
 // soFieldErrors returns errors[] of a 422 as "param:code" strings, sorted.
-func soFieldErrors(r *testkit.Response) []string {
+func soFieldErrors(r *httpkit.Response) []string {
 	e, _ := r.Body["error"].(map[string]any)
 	list, _ := e["errors"].([]any)
 	var out []string

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/quotes"
 	"oficina/tenant"
 )
@@ -19,10 +20,10 @@ import (
 func TestServiceOrderFromQuote(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, append([]string{"quotes:read"}, orderPerms...)...)
-	cl := e.admin(t, "POST", "/clients", map[string]any{"name": "Ana"}).Body["id"]
-	e.admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Padrão", "items": []map[string]any{{"description": "EPI"}}})
+	cl := e.Admin(t, "POST", "/clients", map[string]any{"name": "Ana"}).Body["id"]
+	e.Admin(t, "POST", "/service_order_checklists", map[string]any{"name": "Padrão", "items": []map[string]any{{"description": "EPI"}}})
 	quote := func(status string) string {
-		return e.admin(t, "POST", "/quotes", map[string]any{"client_id": cl, "client_name": "Ana Souza", "status": status,
+		return e.Admin(t, "POST", "/quotes", map[string]any{"client_id": cl, "client_name": "Ana Souza", "status": status,
 			"items":          []map[string]any{{"description": "Instalação", "quantity": 2, "unit_price_cents": 5000, "total_cents": 9000}},
 			"discount_cents": 1000, "additional_costs_cents": 300}).Body["id"].(string)
 	}
@@ -30,10 +31,10 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	e.create(t, map[string]any{"client_name": "Primeira"})
 	e.log.next(t)
 
-	noQuotes := e.co.OwnerKey(t, orderPerms...)
-	member := e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
+	noQuotes := e.Co.OwnerKey(t, orderPerms...)
+	member := e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
 		Permissions: &tenant.MemberPermissions{"service_orders": {"read", "create"}}})
-	memberKey := e.co.Key(t, member, append([]string{"quotes:read"}, orderPerms...)...).Secret
+	memberKey := e.Co.Key(t, member, append([]string{"quotes:read"}, orderPerms...)...).Secret
 	for name, tc := range map[string]struct {
 		key  string
 		body map[string]any
@@ -41,22 +42,22 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	}{
 		"without quotes:read":                {noQuotes, map[string]any{"quote_id": approved}, "permission_missing"},
 		"member without access to quotes":    {memberKey, map[string]any{"quote_id": approved}, "member_permission_denied"},
-		"appointment without its permission": {e.key, map[string]any{"quote_id": approved, "create_appointment": true, "scheduled_start": "2030-01-01T10:00:00Z"}, "permission_missing"},
+		"appointment without its permission": {e.Key, map[string]any{"quote_id": approved, "create_appointment": true, "scheduled_start": "2030-01-01T10:00:00Z"}, "permission_missing"},
 	} {
-		r := e.api.Do(t, testkit.Req{Method: "POST", Path: "/service_orders/from_quote", Key: tc.key, Body: tc.body})
+		r := e.API.Do(t, httpkit.Req{Method: "POST", Path: "/service_orders/from_quote", Key: tc.key, Body: tc.body})
 		if r.Status != 403 || r.ErrorCode() != tc.code {
 			t.Errorf("%s: %d %s", name, r.Status, r.Raw)
 		}
 	}
-	if r := e.do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": draft}); r.Status != 409 || r.ErrorCode() != "conflict" {
+	if r := e.Do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": draft}); r.Status != 409 || r.ErrorCode() != "conflict" {
 		t.Errorf("draft quote: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/service_orders/from_quote", map[string]any{}); r.Status != 422 ||
+	if r := e.Do(t, "POST", "/service_orders/from_quote", map[string]any{}); r.Status != 422 ||
 		!slices.Equal(soFieldErrors(r), []string{"quote_id:required"}) {
 		t.Errorf("no quote_id: %d %s", r.Status, r.Raw)
 	}
 	other := newOrderEnv(t, append([]string{"quotes:read"}, orderPerms...)...)
-	if r := other.do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved}); r.Status != 404 {
+	if r := other.Do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved}); r.Status != 404 {
 		t.Errorf("another company's quote: %d %s", r.Status, r.Raw)
 	}
 	if n := e.count(t, "service_orders"); n != 1 || len(e.log.next(t)) != 0 {
@@ -64,7 +65,7 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	}
 
 	// without scheduled_start create_appointment needs nothing and creates nothing
-	r := e.do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved, "service_address": "Rua A, 1",
+	r := e.Do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved, "service_address": "Rua A, 1",
 		"priority": "urgent", "create_appointment": true})
 	if r.Status != 201 {
 		t.Fatalf("convert: %d %s", r.Status, r.Raw)
@@ -81,14 +82,14 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	if evs := e.log.next(t); len(evs) != 1 || evs[0].Type != "service_order.created" || !soSameJSON(t, evs[0].Data.Object, o) {
 		t.Errorf("events %v", evs)
 	}
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		q, err := quotes.Get(ctx, tx, approved, false)
 		if err == nil && (q.ConvertedOrderID == nil || *q.ConvertedOrderID != o["id"] || q.Status != quotes.StatusApproved) {
 			t.Errorf("quote %+v", q)
 		}
 		return err
 	})
-	if r := e.do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved}); r.Status != 409 || r.ErrorCode() != "conflict" {
+	if r := e.Do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved}); r.Status != 409 || r.ErrorCode() != "conflict" {
 		t.Errorf("second conversion: %d %s", r.Status, r.Raw)
 	}
 	if n := e.count(t, "service_orders"); n != 2 {

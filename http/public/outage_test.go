@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -12,7 +13,7 @@ import (
 // role, the database and the address it tried.
 var outageLeak = []string{"oficina_app", "oficina_test", "127.0.0.1", "failed to connect", "dial", "refused"}
 
-func wantUnavailable(t *testing.T, label string, r *testkit.Response) {
+func wantUnavailable(t *testing.T, label string, r *httpkit.Response) {
 	t.Helper()
 	e, _ := r.Body["error"].(map[string]any)
 	if r.Status != 503 || r.ErrorCode() != "service_unavailable" || e["type"] != "api_error" || r.Header.Get("Retry-After") == "" {
@@ -35,29 +36,29 @@ func wantUnavailable(t *testing.T, label string, r *testkit.Response) {
 func TestDatabaseOutageAnswers503WithRetryAfter(t *testing.T) {
 	t.Parallel()
 	pool, db := testkit.ProxiedDB(t)
-	api := testkit.NewAPI(t, testkit.APIOptions{DB: pool})
+	api := httpkit.NewAPI(t, httpkit.APIOptions{DB: pool})
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	cached := co.OwnerKey(t, "leads:create", "team:read")
 	uncached := co.OwnerKey(t, "team:read")
-	if r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: cached}); r.Status != 200 {
+	if r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: cached}); r.Status != 200 {
 		t.Fatalf("before the outage: %d %s", r.Status, r.Raw)
 	}
 	lead := map[string]any{"name": "Ana", "email": "ana@example.com", "task": nil}
 	idem := map[string]string{"Idempotency-Key": "outage-1"}
 
 	db.Cut()
-	wantUnavailable(t, "key lookup", api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: uncached}))
-	wantUnavailable(t, "write", api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: cached, Body: lead}))
-	wantUnavailable(t, "idempotent write", api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: cached, Body: lead, Header: idem}))
+	wantUnavailable(t, "key lookup", api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: uncached}))
+	wantUnavailable(t, "write", api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: cached, Body: lead}))
+	wantUnavailable(t, "idempotent write", api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: cached, Body: lead, Header: idem}))
 	wantUnavailable(t, "admin", api.Admin(t, "GET", "/companies/"+co.Company.ID, nil))
 
 	if err := db.Restore(); err != nil {
 		t.Fatal(err)
 	}
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/leads", Key: cached, Body: lead, Header: idem}); r.Status != 201 {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: cached, Body: lead, Header: idem}); r.Status != 201 {
 		t.Fatalf("idempotent write retried after the outage: %d %s", r.Status, r.Raw)
 	}
-	if r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: uncached}); r.Status != 200 {
+	if r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: uncached}); r.Status != 200 {
 		t.Fatalf("key lookup after the outage: %d %s", r.Status, r.Raw)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -19,7 +20,7 @@ func TestPortalSessionsMintedByAKey(t *testing.T) {
 	api, _ := webhookAPI(t)
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.Key(t, co.Owner, webhookPerms...)
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: key.Secret})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: key.Secret})
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
@@ -35,27 +36,27 @@ func TestPortalSessionsMintedByAKey(t *testing.T) {
 	}
 	id := b["id"].(string)
 
-	full := api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: key.Secret, Header: map[string]string{"Idempotency-Key": "portal-1"},
+	full := api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: key.Secret, Header: map[string]string{"Idempotency-Key": "portal-1"},
 		Body: map[string]any{"capabilities": []string{"recover", "manage_endpoints", "view_secret"}, "ttl_seconds": 604800}})
 	if full.Status != 201 || fmt.Sprint(full.Body["capabilities"]) != "[manage_endpoints recover view_secret]" || full.Body["url"] == nil {
 		t.Fatalf("full session %d %s", full.Status, full.Raw)
 	}
-	replay := api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: key.Secret, Header: map[string]string{"Idempotency-Key": "portal-1"},
+	replay := api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: key.Secret, Header: map[string]string{"Idempotency-Key": "portal-1"},
 		Body: map[string]any{"capabilities": []string{"recover", "manage_endpoints", "view_secret"}, "ttl_seconds": 604800}})
 	if replay.Status != 201 || replay.Body["url"] != nil || replay.Body["id"] != full.Body["id"] {
 		t.Errorf("replay %d %s, want the session without its link", replay.Status, replay.Raw)
 	}
 
-	list := api.Do(t, testkit.Req{Method: "GET", Path: "/portal_sessions", Key: key.Secret})
+	list := api.Do(t, httpkit.Req{Method: "GET", Path: "/portal_sessions", Key: key.Secret})
 	if list.Status != 200 || len(list.Body["data"].([]any)) != 2 || strings.Contains(string(list.Raw), "opl_") {
 		t.Fatalf("list %d %s", list.Status, list.Raw)
 	}
 	other := testkit.NewCompany(t, tenant.CompanyInput{})
 	otherKey := other.OwnerKey(t, webhookPerms...)
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions/" + id + "/revoke", Key: otherKey}); r.Status != 404 {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions/" + id + "/revoke", Key: otherKey}); r.Status != 404 {
 		t.Errorf("revoke another company's session: %d %s, want 404", r.Status, r.Raw)
 	}
-	rv := api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions/" + id + "/revoke", Key: key.Secret})
+	rv := api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions/" + id + "/revoke", Key: key.Secret})
 	if rv.Status != 200 || rv.Body["status"] != "revoked" || rv.Body["revoked_at"] == nil {
 		t.Fatalf("revoke %d %s", rv.Status, rv.Raw)
 	}
@@ -89,7 +90,7 @@ func TestPortalSessionRules(t *testing.T) {
 		{"a member's key", memberKey, map[string]any{}, 403, "member_permission_denied"},
 		{"read_only by a reader", reader, map[string]any{"capabilities": []string{"read_only"}}, 201, ""},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/portal_sessions", Key: tc.key, Body: tc.body})
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/portal_sessions", Key: tc.key, Body: tc.body})
 		got := r.ErrorCode()
 		if r.Status == 422 {
 			got = param(r)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
 )
@@ -16,9 +17,9 @@ import (
 // the client's address to X-Forwarded-For.
 func behindProxy(t *testing.T) *rlEnv {
 	t.Helper()
-	clk := newTestClock()
+	clk := testkit.NowClock()
 	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
-	api := testkit.NewAPI(t, testkit.APIOptions{Now: clk.Now, Limiter: lim,
+	api := httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
 	return &rlEnv{api: api, clock: clk}
 }
@@ -55,7 +56,7 @@ func TestForgedFirstHopDoesNotPassAnAllowList(t *testing.T) {
 		for k, v := range tc.header {
 			h[k] = v
 		}
-		if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != tc.status {
+		if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != tc.status {
 			t.Errorf("%s: %d, want %d", tc.name, r.Status, tc.status)
 		}
 	}
@@ -74,19 +75,19 @@ func TestForgedFirstHopNeitherEvadesNorMisdirectsTheThrottle(t *testing.T) {
 	for i := range ratelimit.DefaultAuthFailures {
 		h := via("192.0.2."+strconv.Itoa(i%250), attacker) // a new forged hop each time
 		h["Authorization"] = "Bearer " + tenant.NewKeySecret()
-		if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != 401 {
+		if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != 401 {
 			t.Fatalf("failure %d: %d %s", i+1, r.Status, r.Raw)
 		}
 		e.clock.Advance(100 * time.Millisecond)
 	}
 	h := via(victim, attacker)
 	h["Authorization"] = "Bearer " + key
-	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != 429 || r.Header.Get("Retry-After") == "" {
 		t.Errorf("the attacker's address after the ceiling: %d, want 429 with Retry-After", r.Status)
 	}
 	h = via("", victim)
 	h["Authorization"] = "Bearer " + key
-	if r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != 200 {
+	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: h}); r.Status != 200 {
 		t.Errorf("the victim, whose address the attacker forged: %d, want 200", r.Status)
 	}
 }
@@ -109,10 +110,10 @@ func TestForgedFirstHopCannotLockOutAnotherAddress(t *testing.T) {
 			co := testkit.NewCompany(t, tenant.CompanyInput{})
 			e.api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_unlimited": true})
 			key := co.OwnerKey(t, "team:read")
-			do := func(forged, addr, secret string) *testkit.Response {
+			do := func(forged, addr, secret string) *httpkit.Response {
 				h := via(forged, addr)
 				h["Authorization"] = "Bearer " + secret
-				return e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: h})
+				return e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: h})
 			}
 			for i := range ratelimit.DefaultAuthFailures {
 				if r := do(tc.victim, tc.attacker, tenant.NewKeySecret()); r.Status != 401 {

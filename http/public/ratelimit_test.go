@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
@@ -18,19 +19,19 @@ import (
 // rlEnv is an API with the company rate limit on an in-memory store and a
 // test clock.
 type rlEnv struct {
-	api   *testkit.API
-	clock *testClock
+	api   *httpkit.API
+	clock *testkit.Clock
 }
 
 func newRLEnv(t *testing.T) *rlEnv {
 	t.Helper()
-	clk := newTestClock()
+	clk := testkit.NowClock()
 	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
-	return &rlEnv{api: testkit.NewAPI(t, testkit.APIOptions{Now: clk.Now, Limiter: lim}), clock: clk}
+	return &rlEnv{api: httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim}), clock: clk}
 }
 
 // limited creates a company whose ceiling is override requests a minute.
-func limited(t *testing.T, api *testkit.API, override int) *testkit.Company {
+func limited(t *testing.T, api *httpkit.API, override int) *testkit.Company {
 	t.Helper()
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_override": override})
@@ -38,7 +39,7 @@ func limited(t *testing.T, api *testkit.API, override int) *testkit.Company {
 }
 
 // want checks a response's status, code and rate-limit headers ("" = absent).
-func want(t *testing.T, label string, r *testkit.Response, status int, limit, remaining, reset, retryAfter string) {
+func want(t *testing.T, label string, r *httpkit.Response, status int, limit, remaining, reset, retryAfter string) {
 	t.Helper()
 	got := [4]string{r.Header.Get("RateLimit-Limit"), r.Header.Get("RateLimit-Remaining"), r.Header.Get("RateLimit-Reset"), r.Header.Get("Retry-After")}
 	if r.Status != status || got != [4]string{limit, remaining, reset, retryAfter} {
@@ -58,7 +59,7 @@ func TestRateLimitWindowEdgeAndHeaders(t *testing.T) {
 	e := newRLEnv(t)
 	co := limited(t, e.api, 3)
 	key := co.OwnerKey(t, "team:read")
-	me := func() *testkit.Response { return e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}) }
+	me := func() *httpkit.Response { return e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}) }
 	want(t, "1st", me(), 200, "3", "2", "60", "")
 	e.clock.Advance(10 * time.Second)
 	want(t, "2nd", me(), 200, "3", "1", "50", "")
@@ -77,8 +78,8 @@ func TestRateLimitWindowEdgeAndHeaders(t *testing.T) {
 func TestRateLimitIsSharedByTwoAPIProcesses(t *testing.T) {
 	t.Parallel()
 	ns := testkit.NATS(t)
-	clk := newTestClock()
-	process := func() *testkit.API {
+	clk := testkit.NowClock()
+	process := func() *httpkit.API {
 		nc, err := nats.Connect(ns.ClientURL())
 		if err != nil {
 			t.Fatal(err)
@@ -93,20 +94,20 @@ func TestRateLimitIsSharedByTwoAPIProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		lim := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Now: clk.Now})
-		return testkit.NewAPI(t, testkit.APIOptions{Now: clk.Now, Limiter: lim})
+		return httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim})
 	}
 	a, b := process(), process()
 	co := limited(t, a, 4)
 	key := co.OwnerKey(t, "team:read")
-	for i, api := range []*testkit.API{a, b, b, a} {
-		r := api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key})
+	for i, api := range []*httpkit.API{a, b, b, a} {
+		r := api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key})
 		want(t, "request "+strconv.Itoa(i+1), r, 200, "4", strconv.Itoa(3-i), "60", "")
 	}
-	for _, api := range []*testkit.API{a, b} {
-		want(t, "5th", api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}), 429, "4", "0", "60", "60")
+	for _, api := range []*httpkit.API{a, b} {
+		want(t, "5th", api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}), 429, "4", "0", "60", "60")
 	}
 	clk.Advance(time.Minute)
-	want(t, "a minute later", b.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "4", "3", "60", "")
+	want(t, "a minute later", b.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "4", "3", "60", "")
 }
 
 // Part 8: a 403 by permission comes after the counter and spends budget; a
@@ -118,18 +119,18 @@ func TestForbiddenSpendsBudgetUnauthorizedDoesNot(t *testing.T) {
 	key := co.OwnerKey(t, "team:read")
 	revoked := co.Key(t, co.Owner, "team:read")
 	e.api.Admin(t, "POST", "/companies/"+co.Company.ID+"/api_keys/"+revoked.ID+"/revoke", map[string]any{})
-	r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/service_order_types", Key: key})
+	r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/service_order_types", Key: key})
 	if r.ErrorCode() != "permission_missing" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	want(t, "403", r, 403, "3", "2", "60", "")
 	for range 5 {
-		r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: revoked.Secret})
+		r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: revoked.Secret})
 		want(t, "401 of a revoked key of the company", r, 401, "", "", "", "")
 	}
-	want(t, "after the 401s", e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "3", "1", "60", "")
-	want(t, "403 again", e.api.Do(t, testkit.Req{Method: "GET", Path: "/service_order_types", Key: key}), 403, "3", "0", "60", "")
-	want(t, "spent by 403s", e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}), 429, "3", "0", "60", "60")
+	want(t, "after the 401s", e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "3", "1", "60", "")
+	want(t, "403 again", e.api.Do(t, httpkit.Req{Method: "GET", Path: "/service_order_types", Key: key}), 403, "3", "0", "60", "")
+	want(t, "spent by 403s", e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}), 429, "3", "0", "60", "60")
 }
 
 // Part 8: a company without a ceiling gets no headers and is never
@@ -141,13 +142,13 @@ func TestNoCeilingMeansNoHeaders(t *testing.T) {
 	e.api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_unlimited": true})
 	key := co.OwnerKey(t, "team:read")
 	for range 700 { // above every plan's ceiling
-		r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key})
+		r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key})
 		want(t, "unlimited", r, 200, "", "", "", "")
 	}
 	free := testkit.NewCompany(t, tenant.CompanyInput{})
 	freeKey := free.OwnerKey(t, "team:read")
 	e.api.Admin(t, "PATCH", "/companies/"+free.Company.ID, map[string]any{"plan": "free"})
-	r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: freeKey})
+	r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: freeKey})
 	want(t, "free plan", r, 403, "", "", "", "")
 	if r.ErrorCode() != "plan_feature_unavailable" {
 		t.Fatal(r.ErrorCode())
@@ -162,7 +163,7 @@ func TestPlanChangeAppliesToTheNextRequest(t *testing.T) {
 	e := newRLEnv(t)
 	co := testkit.NewCompany(t, tenant.CompanyInput{Plan: testkit.Ptr(tenant.PlanStart)})
 	key := co.OwnerKey(t, "team:read")
-	me := func() *testkit.Response { return e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}) }
+	me := func() *httpkit.Response { return e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}) }
 	want(t, "start", me(), 200, "60", "59", "60", "")
 	e.api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"plan": "pleno"})
 	want(t, "pleno", me(), 200, "180", "178", "60", "")
@@ -183,16 +184,16 @@ func TestAuthFailuresAreThrottledBeforeTheKeyIsChecked(t *testing.T) {
 	e.api.Admin(t, "PATCH", "/companies/"+co.Company.ID, map[string]any{"rate_limit_unlimited": true})
 	key := co.OwnerKey(t, "team:read")
 	for range 3 * ratelimit.DefaultAuthFailures {
-		want(t, "normal use", e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "", "", "", "")
+		want(t, "normal use", e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "", "", "", "")
 	}
 	bad := []map[string]string{{}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer " + tenant.NewKeySecret()}}
 	for i := range ratelimit.DefaultAuthFailures {
-		r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Header: bad[i%len(bad)]})
+		r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Header: bad[i%len(bad)]})
 		want(t, "failure "+strconv.Itoa(i+1), r, 401, "", "", "", "")
 		e.clock.Advance(time.Second)
 	}
-	r := e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key})
+	r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key})
 	want(t, "valid key after the ceiling", r, 429, "", "", "", "40")
 	e.clock.Advance(40 * time.Second)
-	want(t, "the oldest failure left the minute", e.api.Do(t, testkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "", "", "", "")
+	want(t, "the oldest failure left the minute", e.api.Do(t, httpkit.Req{Method: "GET", Path: "/me", Key: key}), 200, "", "", "", "")
 }

@@ -10,6 +10,7 @@ import (
 
 	"oficina/dispatch/recovery"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/apitime"
 	"oficina/streams"
 	"oficina/tenant"
@@ -41,23 +42,23 @@ func TestRecoverResendsWhatFailedAndNeverLaterSucceeded(t *testing.T) {
 
 	path := "/webhook_endpoints/" + ep + "/recover"
 	since := ts(now.Add(-24 * time.Hour))
-	dry := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since, "dry_run": true}})
+	dry := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since, "dry_run": true}})
 	if dry.Status != 202 || dry.Body["status"] != "dry_run" || dry.Body["id"] != nil || dry.Body["counted"] != 2.0 {
 		t.Fatalf("dry run: %d %s", dry.Status, dry.Raw)
 	}
-	r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since}})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since}})
 	if r.Status != 202 || r.Body["status"] != "running" || r.Body["counted"] != 2.0 || r.Body["sent"] != 0.0 || r.Body["since"] != since {
 		t.Fatalf("recover: %d %s", r.Status, r.Raw)
 	}
 	task := r.Body["id"].(string)
-	if again := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since}}); again.Status != 409 || again.ErrorCode() != "conflict" {
+	if again := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since}}); again.Status != 409 || again.ErrorCode() != "conflict" {
 		t.Fatalf("second task: %d %s", again.Status, again.Raw)
 	}
 	runner := &recovery.Runner{DB: testkit.WorkerDB(t), Only: []string{co.Company.ID}}
 	if n, err := runner.RunOnce(context.Background()); err != nil || n != 2 {
 		t.Fatalf("recovery round: %d, %v; want 2 resent", n, err)
 	}
-	got := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep + "/recover_tasks/" + task, Key: key})
+	got := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep + "/recover_tasks/" + task, Key: key})
 	if got.Status != 200 || got.Body["status"] != "completed" || got.Body["sent"] != 2.0 || got.Body["completed_at"] == nil {
 		t.Fatalf("task: %d %s", got.Status, got.Raw)
 	}
@@ -81,7 +82,7 @@ func TestRecoverResendsWhatFailedAndNeverLaterSucceeded(t *testing.T) {
 		t.Errorf("a completed task resent %d more", n)
 	}
 	// The task is done: another may start (and finds the resends pending).
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since}}); r.Status != 202 || r.Body["counted"] != 0.0 || r.Body["status"] != "completed" {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": since}}); r.Status != 202 || r.Body["counted"] != 0.0 || r.Body["status"] != "completed" {
 		t.Fatalf("after completion: %d %s", r.Status, r.Raw)
 	}
 }
@@ -106,7 +107,7 @@ func TestRecoverBoundsAre422NamingTheField(t *testing.T) {
 		{"until before since", map[string]any{"since": ts(now.Add(-time.Hour)), "until": ts(now.Add(-2 * time.Hour))}, "until invalid_value"},
 		{"since not a timestamp", map[string]any{"since": "yesterday"}, "since invalid_timestamp"},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: tc.body})
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: tc.body})
 		if r.Status != 422 || param(r) != tc.want {
 			t.Errorf("%s: %d %s, want 422 %s", tc.name, r.Status, r.Raw, tc.want)
 		}
@@ -122,11 +123,11 @@ func TestRecoverBoundsAre422NamingTheField(t *testing.T) {
 			co.Company.ID, ep, at)
 		return err
 	})
-	r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": ts(now.Add(-2 * time.Hour)), "dry_run": true}})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": ts(now.Add(-2 * time.Hour)), "dry_run": true}})
 	if r.Status != 422 || param(r) != "since too_many_deliveries" {
 		t.Errorf("10,001 deliveries: %d %s, want 422 since too_many_deliveries", r.Status, r.Raw)
 	}
-	r = api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": ts(now.Add(-2 * time.Hour)), "until": ts(at)}})
+	r = api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"since": ts(now.Add(-2 * time.Hour)), "until": ts(at)}})
 	if r.Status != 202 || r.Body["counted"] != 0.0 {
 		t.Errorf("a window before them: %d %s", r.Status, r.Raw)
 	}
@@ -143,7 +144,7 @@ func TestRecoverIsScopedToTheCompanyAndTheRole(t *testing.T) {
 	epA, epB := mustEndpoint(t, api, keyA, "*"), mustEndpoint(t, api, keyB, "*")
 	since := ts(time.Now().Add(-time.Hour))
 	body := map[string]any{"since": since}
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epA + "/recover", Key: keyA, Body: body})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epA + "/recover", Key: keyA, Body: body})
 	if r.Status != 202 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
@@ -157,21 +158,21 @@ func TestRecoverIsScopedToTheCompanyAndTheRole(t *testing.T) {
 		if tc.method == "POST" {
 			b = body
 		}
-		if r := api.Do(t, testkit.Req{Method: tc.method, Path: tc.path, Key: keyB, Body: b}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+		if r := api.Do(t, httpkit.Req{Method: tc.method, Path: tc.path, Key: keyB, Body: b}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 			t.Errorf("B %s %s: %d %s, want 404", tc.method, tc.path, r.Status, r.Raw)
 		}
 	}
-	api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epB + "/disable", Key: keyB})
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epB + "/recover", Key: keyB, Body: body}); r.Status != 409 {
+	api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epB + "/disable", Key: keyB})
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epB + "/recover", Key: keyB, Body: body}); r.Status != 409 {
 		t.Errorf("disabled endpoint: %d %s, want 409", r.Status, r.Raw)
 	}
 	member := a.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember)})
 	mk := a.Key(t, member, webhookPerms...).Secret
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epA + "/recover", Key: mk, Body: body}); r.Status != 403 {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epA + "/recover", Key: mk, Body: body}); r.Status != 403 {
 		t.Errorf("a member's key: %d %s, want 403", r.Status, r.Raw)
 	}
 	reader := a.OwnerKey(t, "webhooks:read")
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epA + "/recover", Key: reader, Body: body}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + epA + "/recover", Key: reader, Body: body}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Errorf("a key without webhooks:update: %d %s, want 403 permission_missing", r.Status, r.Raw)
 	}
 }

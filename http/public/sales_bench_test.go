@@ -14,6 +14,7 @@ import (
 
 	"oficina/http/public"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/tenant"
 )
 
@@ -24,7 +25,7 @@ type saleBenchCompany struct {
 	key, body string
 }
 
-func newSaleBenchCompany(b *testing.B, api *testkit.API) saleBenchCompany {
+func newSaleBenchCompany(b *testing.B, api *httpkit.API) saleBenchCompany {
 	co := testkit.NewCompany(b, tenant.CompanyInput{})
 	admin := func(path string, body any) map[string]any {
 		r := api.Admin(b, "POST", "/companies/"+co.Company.ID+path, body)
@@ -58,7 +59,7 @@ func newSaleBenchCompany(b *testing.B, api *testkit.API) saleBenchCompany {
 func BenchmarkCreateSale(b *testing.B) {
 	for _, n := range []int{32, 1} {
 		b.Run(fmt.Sprintf("companies=%d", n), func(b *testing.B) {
-			api := testkit.NewAPI(b, testkit.APIOptions{})
+			api := httpkit.NewAPI(b, httpkit.APIOptions{})
 			cos := make([]saleBenchCompany, n)
 			for i := range cos {
 				cos[i] = newSaleBenchCompany(b, api)
@@ -81,11 +82,11 @@ func BenchmarkCreateSale(b *testing.B) {
 // benchmark's (one query for the sale, items, installments and payments)
 // from 32 concurrent clients. Reports reads/s and p50/p99 latency.
 func BenchmarkGetSale(b *testing.B) {
-	api := testkit.NewAPI(b, testkit.APIOptions{})
+	api := httpkit.NewAPI(b, httpkit.APIOptions{})
 	co := newSaleBenchCompany(b, api)
 	var ids []string
 	for range 32 {
-		r := api.Do(b, testkit.Req{Method: "POST", Path: "/sales", Key: co.key, Body: co.body})
+		r := api.Do(b, httpkit.Req{Method: "POST", Path: "/sales", Key: co.key, Body: co.body})
 		if r.Status != http.StatusCreated {
 			b.Fatalf("create: %d %s", r.Status, r.Raw)
 		}

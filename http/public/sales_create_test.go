@@ -58,7 +58,7 @@ func TestSaleCreationAsTheSalesScreen(t *testing.T) {
 	}
 	// The copy of the children on the sale row, rebuilt from the child
 	// tables, reads the same.
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.ExecContext(ctx, "SELECT oficina_sale_refresh_docs(?)", first["id"])
 		return err
 	})
@@ -95,7 +95,7 @@ func TestSaleTotalsAreNeverSent(t *testing.T) {
 	for _, field := range []string{"total_cents", "subtotal_cents", "paid_cents", "payment_status", "version"} {
 		body := customSale(1000, map[string]any{"mode": "paid_full"})
 		body[field] = 1000
-		r := e.do(t, "POST", "/sales", body)
+		r := e.Do(t, "POST", "/sales", body)
 		if r.Status != 422 || saleFieldErrors(r) != field+":unknown_field" {
 			t.Errorf("%s: %d %s", field, r.Status, r.Raw)
 		}
@@ -124,7 +124,7 @@ func TestSaleItemRules(t *testing.T) {
 		return map[string]any{"items": items, "payment_plan": plan}
 	}
 
-	r := e.do(t, "POST", "/sales", sale(map[string]any{"type": "catalog", "product_id": shirt["id"], "variation_id": sizeP, "quantity": 2}))
+	r := e.Do(t, "POST", "/sales", sale(map[string]any{"type": "catalog", "product_id": shirt["id"], "variation_id": sizeP, "quantity": 2}))
 	if r.Status != 201 || saleList(r.Body, "items")[0]["name"] != "Camisa - P" || saleNum(saleList(r.Body, "items")[0]["unit_price_cents"]) != 4000 ||
 		saleNum(r.Body["total_cents"]) != 8000 {
 		t.Fatalf("variation item: %d %s", r.Status, r.Raw)
@@ -149,19 +149,19 @@ func TestSaleItemRules(t *testing.T) {
 		{"variation of another product", map[string]any{"type": "catalog", "product_id": mug["id"], "variation_id": sizeP}, 404, ""},
 		{"malformed product id", map[string]any{"type": "catalog", "product_id": "prd_nope"}, 404, ""},
 	} {
-		r := e.do(t, "POST", "/sales", sale(tc.item))
+		r := e.Do(t, "POST", "/sales", sale(tc.item))
 		if r.Status != tc.status || (tc.errors != "" && saleFieldErrors(r) != tc.errors) {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
 	}
-	if r := e.do(t, "POST", "/sales", map[string]any{"payment_plan": plan}); r.Status != 422 || saleFieldErrors(r) != "items:required" {
+	if r := e.Do(t, "POST", "/sales", map[string]any{"payment_plan": plan}); r.Status != 422 || saleFieldErrors(r) != "items:required" {
 		t.Errorf("no items: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/sales", map[string]any{"items": []map[string]any{{"type": "custom", "name": "x", "unit_price_cents": 100}},
+	if r := e.Do(t, "POST", "/sales", map[string]any{"items": []map[string]any{{"type": "custom", "name": "x", "unit_price_cents": 100}},
 		"discount_cents": 101, "payment_plan": plan}); r.Status != 422 || saleFieldErrors(r) != "discount_cents:out_of_range" {
 		t.Errorf("discount above the total: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/sales", map[string]any{"items": []map[string]any{{"type": "custom", "name": "x", "unit_price_cents": 100}},
+	if r := e.Do(t, "POST", "/sales", map[string]any{"items": []map[string]any{{"type": "custom", "name": "x", "unit_price_cents": 100}},
 		"client_id": "cli_00000000000000000000000000", "payment_plan": plan}); r.Status != 404 {
 		t.Errorf("unknown client: %d %s", r.Status, r.Raw)
 	}
@@ -180,7 +180,7 @@ func TestSaleQuotaPlanLimitReached(t *testing.T) {
 	body := customSale(1000, map[string]any{"mode": "paid_full"})
 	a, b := e.sale(t, body), e.sale(t, body)
 	e.events(t)
-	r := e.do(t, "POST", "/sales", body)
+	r := e.Do(t, "POST", "/sales", body)
 	if r.Status != 403 || r.ErrorCode() != "plan_limit_reached" {
 		t.Fatalf("third sale: %d %s", r.Status, r.Raw)
 	}

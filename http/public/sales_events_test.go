@@ -46,7 +46,7 @@ func TestSaleReversalAndCancelRecordTheirEvents(t *testing.T) {
 	if !slices.Equal(sale, []string{"sale.canceled", "sale.payment_canceled", "sale.payment_canceled", "sale.updated"}) {
 		t.Errorf("cancel: %v", soTypes(evs))
 	}
-	if r := e.do(t, "POST", "/sales/"+id+"/cancel", map[string]any{"reason": "again"}); r.Status != 409 {
+	if r := e.Do(t, "POST", "/sales/"+id+"/cancel", map[string]any{"reason": "again"}); r.Status != 409 {
 		t.Errorf("second cancel: %d", r.Status)
 	}
 	if len(e.events(t)) != 0 {

@@ -34,19 +34,19 @@ func TestConvertQuoteToSale(t *testing.T) {
 	}
 	approved := quote("approved")
 	path := "/quotes/" + approved + "/convert_to_sale"
-	finMember := e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &tenant.MemberPermissions{
+	finMember := e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &tenant.MemberPermissions{
 		"quotes": {"read", "update"}, "sales": {"read", "create"}, "finance": {"read", "create"}}})
 	for _, tc := range []struct {
 		name, code string
 		key        string
 		body       map[string]any
 	}{
-		{"route permission", "permission_missing", e.co.OwnerKey(t, "sales:create", "quotes:read"), nil},
-		{"sales:create", "permission_missing", e.co.OwnerKey(t, "quotes:update"), nil},
-		{"track_in_finance true without finance:create", "permission_missing", e.co.OwnerKey(t, "quotes:update", "sales:create"),
+		{"route permission", "permission_missing", e.Co.OwnerKey(t, "sales:create", "quotes:read"), nil},
+		{"sales:create", "permission_missing", e.Co.OwnerKey(t, "quotes:update"), nil},
+		{"track_in_finance true without finance:create", "permission_missing", e.Co.OwnerKey(t, "quotes:update", "sales:create"),
 			map[string]any{"track_in_finance": true}},
 		{"track_in_finance by a member without finance access", "member_permission_denied",
-			e.co.Key(t, e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &tenant.MemberPermissions{
+			e.Co.Key(t, e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &tenant.MemberPermissions{
 				"quotes": {"read", "update"}, "sales": {"read", "create"}}}), "quotes:update", "sales:create").Secret,
 			map[string]any{"track_in_finance": false}},
 	} {
@@ -54,21 +54,21 @@ func TestConvertQuoteToSale(t *testing.T) {
 		if tc.body != nil {
 			body = tc.body
 		}
-		r := e.as(t, tc.key, "POST", path, body)
+		r := e.As(t, tc.key, "POST", path, body)
 		if r.Status != 403 || r.ErrorCode() != tc.code {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
 	}
-	member := e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &tenant.MemberPermissions{
+	member := e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &tenant.MemberPermissions{
 		"quotes": {"read", "update"}}})
-	if r := e.as(t, e.co.Key(t, member, "quotes:update", "sales:create").Secret, "POST", path, nil); r.Status != 403 || r.ErrorCode() != "member_permission_denied" {
+	if r := e.As(t, e.Co.Key(t, member, "quotes:update", "sales:create").Secret, "POST", path, nil); r.Status != 403 || r.ErrorCode() != "member_permission_denied" {
 		t.Errorf("member without sales access: %d %s", r.Status, r.Raw)
 	}
 	if n := e.count(t, "SELECT count(*) FROM sales"); n != 0 {
 		t.Fatalf("refusals saved %d sales", n)
 	}
-	key := e.co.Key(t, finMember, "quotes:update", "sales:create", "finance:create").Secret
-	r := e.as(t, key, "POST", path, map[string]any{"track_in_finance": true, "decrement_stock": true})
+	key := e.Co.Key(t, finMember, "quotes:update", "sales:create", "finance:create").Secret
+	r := e.As(t, key, "POST", path, map[string]any{"track_in_finance": true, "decrement_stock": true})
 	if r.Status != 201 {
 		t.Fatalf("convert: %d %s", r.Status, r.Raw)
 	}
@@ -90,17 +90,17 @@ func TestConvertQuoteToSale(t *testing.T) {
 	if q := e.admin(t, "GET", "/quotes/"+approved, nil); q["status"] != "approved" {
 		t.Errorf("quote after conversion: %v", q)
 	}
-	if r := e.as(t, key, "POST", path, nil); r.Status != 409 {
+	if r := e.As(t, key, "POST", path, nil); r.Status != 409 {
 		t.Errorf("second conversion: %d %s", r.Status, r.Raw)
 	}
-	if r := e.as(t, key, "POST", "/quotes/"+quote("sent")+"/convert_to_sale", nil); r.Status != 409 {
+	if r := e.As(t, key, "POST", "/quotes/"+quote("sent")+"/convert_to_sale", nil); r.Status != 409 {
 		t.Errorf("quote not approved: %d %s", r.Status, r.Raw)
 	}
-	if r := e.as(t, key, "POST", "/quotes/quo_00000000000000000000000000/convert_to_sale", nil); r.Status != 404 {
+	if r := e.As(t, key, "POST", "/quotes/quo_00000000000000000000000000/convert_to_sale", nil); r.Status != 404 {
 		t.Errorf("unknown quote: %d %s", r.Status, r.Raw)
 	}
 	// A plan in the request replaces the quote's.
-	r = e.as(t, key, "POST", "/quotes/"+quote("approved")+"/convert_to_sale", map[string]any{"payment_plan": map[string]any{"mode": "paid_full"}})
+	r = e.As(t, key, "POST", "/quotes/"+quote("approved")+"/convert_to_sale", map[string]any{"payment_plan": map[string]any{"mode": "paid_full"}})
 	if r.Status != 201 || r.Body["payment_status"] != "paid" {
 		t.Errorf("with a plan: %d %s", r.Status, r.Raw)
 	}
@@ -116,7 +116,7 @@ func TestSaleOverdueRoutineAndReceipts(t *testing.T) {
 	future := e.sale(t, customSale(1000, map[string]any{"mode": "installments", "installments": installmentsBody("2099-01-10", 1000)}))
 	// Created past due, the installment already shows overdue; the routine
 	// marks what became due since (here: reset it to open as yesterday's state).
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.ExecContext(ctx, "UPDATE sale_installments SET status = 'open' WHERE status = 'overdue'")
 		if err == nil {
 			_, err = tx.ExecContext(ctx, "UPDATE sales SET overdue = false")
@@ -127,7 +127,7 @@ func TestSaleOverdueRoutineAndReceipts(t *testing.T) {
 		return err
 	})
 	e.events(t)
-	r := e.api.Admin(t, "POST", "/routines/mark_overdue", map[string]any{"company_id": e.co.Company.ID})
+	r := e.API.Admin(t, "POST", "/routines/mark_overdue", map[string]any{"company_id": e.Co.Company.ID})
 	if r.Status != 200 || saleNum(r.Body["sales"]) != 1 || saleNum(r.Body["installments"]) != 1 {
 		t.Fatalf("routine: %d %s", r.Status, r.Raw)
 	}
@@ -146,7 +146,7 @@ func TestSaleOverdueRoutineAndReceipts(t *testing.T) {
 	if raw := e.rawEvents(t, "sale.updated"); len(raw) != 1 || !strings.Contains(raw[0], `"object_truncated":true`) {
 		t.Errorf("not summarized: %v", raw)
 	}
-	if r := e.api.Admin(t, "POST", "/routines/mark_overdue", map[string]any{"company_id": e.co.Company.ID}); saleNum(r.Body["sales"]) != 0 {
+	if r := e.API.Admin(t, "POST", "/routines/mark_overdue", map[string]any{"company_id": e.Co.Company.ID}); saleNum(r.Body["sales"]) != 0 {
 		t.Errorf("second run: %s", r.Raw)
 	}
 	// Paying the overdue installment clears the flag.
@@ -191,7 +191,7 @@ func TestListSalesFilters(t *testing.T) {
 	b := mk("2026-02-01", "installments", true)
 	c := mk("2026-03-01", "installments", false)
 	ids := func(query string) []string {
-		r := e.do(t, "GET", "/sales"+query, nil)
+		r := e.Do(t, "GET", "/sales"+query, nil)
 		if r.Status != 200 {
 			t.Fatalf("%s: %d %s", query, r.Status, r.Raw)
 		}
@@ -215,15 +215,15 @@ func TestListSalesFilters(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"?sale_date_after=2026-02-01T00:00:00Z", "?payment_status=late", "?limit=0", "?canceled=maybe"} {
-		if r := e.do(t, "GET", "/sales"+bad, nil); r.Status != 400 || r.ErrorCode() != "invalid_request" {
+		if r := e.Do(t, "GET", "/sales"+bad, nil); r.Status != 400 || r.ErrorCode() != "invalid_request" {
 			t.Errorf("%s: %d %s", bad, r.Status, r.Raw)
 		}
 	}
-	if r := e.do(t, "GET", "/sales/"+a, nil); r.Status != 200 {
+	if r := e.Do(t, "GET", "/sales/"+a, nil); r.Status != 200 {
 		t.Fatal(r.Status)
 	}
 	other := newSaleEnv(t)
-	if r := other.do(t, "GET", "/sales/"+a, nil); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+	if r := other.Do(t, "GET", "/sales/"+a, nil); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 		t.Errorf("another company's sale: %d %s", r.Status, r.Raw)
 	}
 }
@@ -234,14 +234,14 @@ func TestListSalesFilters(t *testing.T) {
 func TestConvertQuoteWithoutPlanDefaultsToPaidFull(t *testing.T) {
 	t.Parallel()
 	e := newSaleEnv(t)
-	key := e.co.OwnerKey(t, "quotes:update", "sales:create", "sales:read")
+	key := e.Co.OwnerKey(t, "quotes:update", "sales:create", "sales:read")
 	for _, body := range []any{map[string]any{}, nil} {
 		q := e.admin(t, "POST", "/quotes", map[string]any{"client_name": "Cliente", "status": "approved",
 			"items": []map[string]any{{"description": "Cabo", "quantity": 2, "unit_price_cents": 1000, "total_cents": 2000}}})
 		if q["payment_plan"] != nil {
 			t.Fatalf("the quote has a plan: %v", q["payment_plan"])
 		}
-		r := e.as(t, key, "POST", "/quotes/"+q["id"].(string)+"/convert_to_sale", body)
+		r := e.As(t, key, "POST", "/quotes/"+q["id"].(string)+"/convert_to_sale", body)
 		if r.Status != 201 {
 			t.Fatalf("convert with %v: %d %s", body, r.Status, r.Raw)
 		}

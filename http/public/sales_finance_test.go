@@ -17,7 +17,7 @@ func (e *saleEnv) saleMember(t *testing.T, withFinance bool) *tenant.Member {
 	if withFinance {
 		perms["finance"] = []string{"read", "create", "update"}
 	}
-	return e.co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &perms})
+	return e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember), Permissions: &perms})
 }
 
 // 4.4 and 5.4: finance permissions are needed only when the request decides
@@ -29,7 +29,7 @@ func TestSaleFinancePermissions(t *testing.T) {
 	acc := e.account(t, "Caixa", true)
 	noFin, fin := e.saleMember(t, false), e.saleMember(t, true)
 	key := func(m *tenant.Member, perms ...string) string {
-		return e.co.Key(t, m, append(slices.Clone(salePerms), perms...)...).Secret
+		return e.Co.Key(t, m, append(slices.Clone(salePerms), perms...)...).Secret
 	}
 	plan := map[string]any{"mode": "paid_full"}
 	withAccount := map[string]any{"mode": "paid_full", "account_id": acc}
@@ -59,7 +59,7 @@ func TestSaleFinancePermissions(t *testing.T) {
 		if tc.track != nil {
 			body["track_in_finance"] = tc.track
 		}
-		r := e.as(t, tc.key, "POST", "/sales", body)
+		r := e.As(t, tc.key, "POST", "/sales", body)
 		if r.Status != tc.status || r.ErrorCode() != tc.code {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 			continue
@@ -77,7 +77,7 @@ func TestSaleFinancePermissions(t *testing.T) {
 	}
 	// With the company setting off, an omitted track_in_finance posts nothing.
 	e.admin(t, "PATCH", "/sales_settings", map[string]any{"track_in_finance": false})
-	r := e.as(t, key(noFin), "POST", "/sales", customSale(1000, plan))
+	r := e.As(t, key(noFin), "POST", "/sales", customSale(1000, plan))
 	if r.Status != 201 || e.count(t, "SELECT count(*) FROM financial_transactions WHERE sale_id = ?", r.Body["id"]) != 0 {
 		t.Errorf("setting off: %d %s", r.Status, r.Raw)
 	}
@@ -135,7 +135,7 @@ func TestSaleFinancePosting(t *testing.T) {
 			t.Errorf("posted to %v", x["account_id"])
 		}
 	}
-	if r := e.do(t, "POST", "/sales", customSale(500, map[string]any{"mode": "paid_full", "account_id": "acc_00000000000000000000000000"})); r.Status != 404 {
+	if r := e.Do(t, "POST", "/sales", customSale(500, map[string]any{"mode": "paid_full", "account_id": "acc_00000000000000000000000000"})); r.Status != 404 {
 		t.Errorf("unknown account: %d %s", r.Status, r.Raw)
 	}
 }
@@ -157,12 +157,12 @@ func TestSaleFinanceFieldsVisibility(t *testing.T) {
 		key  string
 		want bool
 	}{
-		{"finance:read and member access", e.co.Key(t, fin, "sales:read", "finance:read").Secret, true},
-		{"no finance:read on the key", e.co.Key(t, fin, "sales:read").Secret, false},
-		{"member without finance access", e.co.Key(t, noFin, "sales:read", "finance:read").Secret, false},
+		{"finance:read and member access", e.Co.Key(t, fin, "sales:read", "finance:read").Secret, true},
+		{"no finance:read on the key", e.Co.Key(t, fin, "sales:read").Secret, false},
+		{"member without finance access", e.Co.Key(t, noFin, "sales:read", "finance:read").Secret, false},
 	} {
 		for _, path := range []string{"/sales/" + id, "/sales?limit=1"} {
-			r := e.as(t, tc.key, "GET", path, nil)
+			r := e.As(t, tc.key, "GET", path, nil)
 			obj := r.Body
 			if strings.HasPrefix(path, "/sales?") {
 				obj = saleList(r.Body, "data")[0]

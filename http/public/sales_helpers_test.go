@@ -9,9 +9,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
-	"oficina/tenant"
 )
 
 // salePerms are the permissions of a key that works with sales (no finance).
@@ -23,38 +22,21 @@ var financePerms = []string{"finance:read", "finance:create", "finance:update"}
 // saleEnv is a company with an owner key holding sales and finance
 // permissions, and a reader of its events.
 type saleEnv struct {
-	api *testkit.API
-	co  *testkit.Company
-	key string
+	*httpkit.Env
 	log *soEventLog
 }
 
 func newSaleEnv(t *testing.T) *saleEnv {
 	t.Helper()
-	api := testkit.NewAPI(t, testkit.APIOptions{})
-	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	return &saleEnv{api: api, co: co, key: co.OwnerKey(t, append(slices.Clone(salePerms), financePerms...)...),
-		log: &soEventLog{co: co, seen: map[string]bool{}}}
+	e := httpkit.NewEnv(t, httpkit.APIOptions{}, append(slices.Clone(salePerms), financePerms...)...)
+	return &saleEnv{Env: e, log: &soEventLog{co: e.Co, seen: map[string]bool{}}}
 }
 
-func (e *saleEnv) do(t *testing.T, method, path string, body any) *testkit.Response {
-	t.Helper()
-	return e.as(t, e.key, method, path, body)
-}
-
-func (e *saleEnv) as(t *testing.T, key, method, path string, body any) *testkit.Response {
-	t.Helper()
-	return e.api.Do(t, testkit.Req{Method: method, Path: path, Key: key, Body: body})
-}
-
-// admin calls the admin API for the company and fails the test on error.
+// admin calls the admin API for the company, fails the test on error and
+// returns the body.
 func (e *saleEnv) admin(t *testing.T, method, path string, body any) map[string]any {
 	t.Helper()
-	r := e.api.Admin(t, method, "/companies/"+e.co.Company.ID+path, body)
-	if r.Status >= 300 {
-		t.Fatalf("admin %s %s: %d %s", method, path, r.Status, r.Raw)
-	}
-	return r.Body
+	return e.Admin(t, method, path, body).Body
 }
 
 // product creates a product in the dashboard.
@@ -78,7 +60,7 @@ func (e *saleEnv) client(t *testing.T) string {
 // sale posts a sale and fails the test unless it is 201.
 func (e *saleEnv) sale(t *testing.T, body map[string]any) map[string]any {
 	t.Helper()
-	r := e.do(t, "POST", "/sales", body)
+	r := e.Do(t, "POST", "/sales", body)
 	if r.Status != 201 {
 		t.Fatalf("create sale: %d %s", r.Status, r.Raw)
 	}
@@ -88,7 +70,7 @@ func (e *saleEnv) sale(t *testing.T, body map[string]any) map[string]any {
 // ok sends a request and fails the test unless it is 200.
 func (e *saleEnv) ok(t *testing.T, method, path string, body any) map[string]any {
 	t.Helper()
-	r := e.do(t, method, path, body)
+	r := e.Do(t, method, path, body)
 	if r.Status != 200 {
 		t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Raw)
 	}
@@ -99,7 +81,7 @@ func (e *saleEnv) ok(t *testing.T, method, path string, body any) map[string]any
 func (e *saleEnv) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
 	var n int
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewRaw(query, args...).Scan(ctx, &n)
 	})
 	return n
@@ -115,7 +97,7 @@ func (e *saleEnv) events(t *testing.T) []soEvent {
 func (e *saleEnv) rawEvents(t *testing.T, typ string) []string {
 	t.Helper()
 	var rows []streams.OutboxEvent
-	e.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewSelect().Model(&rows).Where("type = ?", typ).Scan(ctx)
 	})
 	out := make([]string, len(rows))
@@ -158,7 +140,7 @@ func saleList(m map[string]any, key string) []map[string]any {
 }
 
 // saleFieldErrors returns errors[] of a 422 as "param:code", sorted.
-func saleFieldErrors(r *testkit.Response) string {
+func saleFieldErrors(r *httpkit.Response) string {
 	e, _ := r.Body["error"].(map[string]any)
 	items, _ := e["errors"].([]any)
 	var out []string

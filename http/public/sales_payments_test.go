@@ -1,11 +1,10 @@
 package public_test
 
 import (
+	"oficina/ops/testkit/httpkit"
 	"slices"
 	"sync"
 	"testing"
-
-	"oficina/ops/testkit"
 )
 
 // 3.2 and 4.4: payments move payment_status pending → partial → paid and
@@ -61,7 +60,7 @@ func TestSaleReceivePayments(t *testing.T) {
 		{"unknown method", map[string]any{"amount_cents": 1, "paid_at": "2026-05-03", "payment_method": "cheque"}, 422, "payment_method:invalid_value"},
 		{"zero", map[string]any{"amount_cents": 0, "paid_at": "2026-05-03"}, 422, "amount_cents:out_of_range"},
 	} {
-		r := e.do(t, "POST", "/sales/"+id+"/payments", tc.body)
+		r := e.Do(t, "POST", "/sales/"+id+"/payments", tc.body)
 		if r.Status != tc.status || (tc.errors != "" && saleFieldErrors(r) != tc.errors) {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
@@ -85,7 +84,7 @@ func TestSaleReceivePayments(t *testing.T) {
 	if !slices.Equal(saleTypes, []string{"sale.paid", "sale.payment_registered", "sale.updated"}) {
 		t.Errorf("events of the last payment: %v", saleTypes)
 	}
-	if r := e.do(t, "POST", "/sales/"+id+"/payments", map[string]any{"amount_cents": 1, "paid_at": "2026-05-05"}); r.Status != 422 {
+	if r := e.Do(t, "POST", "/sales/"+id+"/payments", map[string]any{"amount_cents": 1, "paid_at": "2026-05-05"}); r.Status != 422 {
 		t.Errorf("payment on a paid sale: %d %s", r.Status, r.Raw)
 	}
 	// Finance: every receivable settled, received transactions add to paid_cents.
@@ -124,17 +123,17 @@ func TestSalePaymentAccountPermissions(t *testing.T) {
 		{"no finance:read", []string{"finance:create"}, "permission_missing"},
 		{"no finance:create", []string{"finance:read"}, "permission_missing"},
 	} {
-		r := e.as(t, e.co.Key(t, fin, append(slices.Clone(salePerms), tc.perms...)...).Secret, "POST", path, body)
+		r := e.As(t, e.Co.Key(t, fin, append(slices.Clone(salePerms), tc.perms...)...).Secret, "POST", path, body)
 		if r.Status != 403 || r.ErrorCode() != tc.code {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
 	}
-	r := e.as(t, e.co.Key(t, e.saleMember(t, false), append(slices.Clone(salePerms), "finance:read", "finance:create")...).Secret, "POST", path, body)
+	r := e.As(t, e.Co.Key(t, e.saleMember(t, false), append(slices.Clone(salePerms), "finance:read", "finance:create")...).Secret, "POST", path, body)
 	if r.Status != 403 || r.ErrorCode() != "member_permission_denied" {
 		t.Errorf("member without finance access: %d %s", r.Status, r.Raw)
 	}
 	e.ok(t, "POST", path, body)
-	e.as(t, e.co.Key(t, e.saleMember(t, false), salePerms...).Secret, "POST", path, map[string]any{"amount_cents": 500, "paid_at": "2026-06-01"})
+	e.As(t, e.Co.Key(t, e.saleMember(t, false), salePerms...).Secret, "POST", path, map[string]any{"amount_cents": 500, "paid_at": "2026-06-01"})
 	accounts := map[string]int64{}
 	for _, x := range saleList(e.ok(t, "GET", "/sales/"+s["id"].(string), nil), "finance_transactions") {
 		if x["status"] == "paid" {
@@ -158,7 +157,7 @@ func TestSaleReversePayment(t *testing.T) {
 	s = e.ok(t, "POST", "/sales/"+id+"/payments", map[string]any{"amount_cents": 6000, "paid_at": "2026-06-01"})
 	payID := saleList(s, "payments")[0]["id"].(string)
 	cancel := "/sales/" + id + "/payments/" + payID + "/cancel"
-	if r := e.do(t, "POST", cancel, map[string]any{}); r.Status != 422 || saleFieldErrors(r) != "reason:required" {
+	if r := e.Do(t, "POST", cancel, map[string]any{}); r.Status != 422 || saleFieldErrors(r) != "reason:required" {
 		t.Errorf("without reason: %d %s", r.Status, r.Raw)
 	}
 	e.events(t)
@@ -179,7 +178,7 @@ func TestSaleReversePayment(t *testing.T) {
 	if evs := e.events(t); len(evs) != 0 {
 		t.Errorf("invoice issue yielded %v", soTypes(evs))
 	}
-	if r := e.do(t, "POST", cancel, map[string]any{"reason": "estorno"}); r.Status != 409 {
+	if r := e.Do(t, "POST", cancel, map[string]any{"reason": "estorno"}); r.Status != 409 {
 		t.Errorf("with an active invoice: %d %s", r.Status, r.Raw)
 	}
 	e.admin(t, "POST", "/invoices/"+inv["id"].(string)+"/cancel", nil)
@@ -208,10 +207,10 @@ func TestSaleReversePayment(t *testing.T) {
 			t.Errorf("receivable not reopened: %v", x)
 		}
 	}
-	if r := e.do(t, "POST", cancel, map[string]any{"reason": "de novo"}); r.Status != 409 {
+	if r := e.Do(t, "POST", cancel, map[string]any{"reason": "de novo"}); r.Status != 409 {
 		t.Errorf("already reversed: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do(t, "POST", "/sales/"+id+"/payments/pay_00000000000000000000000000/cancel", map[string]any{"reason": "x"}); r.Status != 404 {
+	if r := e.Do(t, "POST", "/sales/"+id+"/payments/pay_00000000000000000000000000/cancel", map[string]any{"reason": "x"}); r.Status != 404 {
 		t.Errorf("unknown payment: %d %s", r.Status, r.Raw)
 	}
 }
@@ -228,14 +227,14 @@ func TestSaleConcurrentPaymentsForTheLastBalance(t *testing.T) {
 		path := "/sales/" + s["id"].(string) + "/payments"
 		e.ok(t, "POST", path, map[string]any{"amount_cents": 4000, "paid_at": "2026-06-01"})
 		start := make(chan struct{})
-		results := make(chan *testkit.Response, 2)
+		results := make(chan *httpkit.Response, 2)
 		var wg sync.WaitGroup
 		for range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
-				results <- e.do(t, "POST", path, map[string]any{"amount_cents": 1000, "paid_at": "2026-06-02"})
+				results <- e.Do(t, "POST", path, map[string]any{"amount_cents": 1000, "paid_at": "2026-06-02"})
 			}()
 		}
 		close(start)

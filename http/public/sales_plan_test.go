@@ -64,7 +64,7 @@ func TestSalePaymentPlanRules(t *testing.T) {
 		if tc.client {
 			body["client_id"] = client
 		}
-		r := e.do(t, "POST", "/sales", body)
+		r := e.Do(t, "POST", "/sales", body)
 		if r.Status != tc.status || (tc.errors != "" && saleFieldErrors(r) != tc.errors) {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 			continue

@@ -14,14 +14,14 @@ func TestSaleStockDeductionAndReturn(t *testing.T) {
 	shirt := e.product(t, map[string]any{"name": "Camisa", "price_cents": 500, "variations": []map[string]any{{"name": "M", "stock_quantity": 4}}})
 	sizeM := saleList(shirt, "variations")[0]["id"].(string)
 	e.events(t)
-	key := e.co.OwnerKey(t, "sales:create", "sales:update") // no products:* at all
+	key := e.Co.OwnerKey(t, "sales:create", "sales:update") // no products:* at all
 	body := map[string]any{"items": []map[string]any{
 		{"type": "catalog", "product_id": chair["id"], "quantity": 3},
 		{"type": "catalog", "product_id": chair["id"], "quantity": 1},
 		{"type": "catalog", "product_id": shirt["id"], "variation_id": sizeM, "quantity": 2},
 		{"type": "custom", "name": "Frete especial", "unit_price_cents": 100},
 	}, "payment_plan": map[string]any{"mode": "paid_full"}}
-	r := e.as(t, key, "POST", "/sales", body)
+	r := e.As(t, key, "POST", "/sales", body)
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Raw)
 	}
@@ -54,7 +54,7 @@ func TestSaleStockDeductionAndReturn(t *testing.T) {
 	}
 
 	body["decrement_stock"] = false
-	if r := e.as(t, key, "POST", "/sales", body); r.Status != 201 {
+	if r := e.As(t, key, "POST", "/sales", body); r.Status != 201 {
 		t.Fatalf("without stock: %d %s", r.Status, r.Raw)
 	}
 	if stock(chair["id"].(string)) != 6 {
@@ -66,7 +66,7 @@ func TestSaleStockDeductionAndReturn(t *testing.T) {
 		}
 	}
 
-	if r := e.as(t, key, "POST", "/sales/"+saleID+"/cancel", map[string]any{"reason": "desistência"}); r.Status != 200 {
+	if r := e.As(t, key, "POST", "/sales/"+saleID+"/cancel", map[string]any{"reason": "desistência"}); r.Status != 200 {
 		t.Fatalf("cancel: %d %s", r.Status, r.Raw)
 	}
 	if stock(chair["id"].(string)) != 10 || stock(shirt["id"].(string)) != 4 {
@@ -96,7 +96,7 @@ func TestDeleteProductClearsSaleItemsAndMovements(t *testing.T) {
 	s := e.sale(t, map[string]any{"items": []map[string]any{{"type": "catalog", "product_id": p["id"],
 		"variation_id": saleList(p, "variations")[0]["id"]}}, "payment_plan": map[string]any{"mode": "paid_full"}})
 	e.events(t)
-	if r := e.api.Admin(t, "DELETE", "/companies/"+e.co.Company.ID+"/products/"+p["id"].(string), nil); r.Status != 200 {
+	if r := e.API.Admin(t, "DELETE", "/companies/"+e.Co.Company.ID+"/products/"+p["id"].(string), nil); r.Status != 200 {
 		t.Fatalf("delete: %d %s", r.Status, r.Raw)
 	}
 	evs := e.events(t)
@@ -146,7 +146,7 @@ func TestProductAndServiceEditsYieldUpdated(t *testing.T) {
 		"repeated variation name":  {"name": "Outra", "price_cents": 1, "variations": []map[string]any{{"name": "P"}, {"name": "p"}}},
 		"sku of another variation": {"name": "Outra", "price_cents": 1, "variations": []map[string]any{{"name": "P", "sku": "M-1"}}},
 	} {
-		if r := e.api.Admin(t, "POST", "/companies/"+e.co.Company.ID+"/products", body); r.Status != 409 {
+		if r := e.API.Admin(t, "POST", "/companies/"+e.Co.Company.ID+"/products", body); r.Status != 409 {
 			t.Errorf("%s: %d %s", name, r.Status, r.Raw)
 		}
 	}

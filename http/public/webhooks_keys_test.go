@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
@@ -28,7 +29,7 @@ func TestKeyEventsTouchTheirEndpoints(t *testing.T) {
 		eps[name] = mustEndpoint(t, api, keys[name].Secret, "*")
 	}
 	// A second endpoint of the "stop" key on another domain.
-	second := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: keys["stop"].Secret,
+	second := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: keys["stop"].Secret,
 		Body: map[string]any{"url": "https://other.example.net/in", "events": []string{"sale.*"}}})
 	adminPath := "/companies/" + co.Company.ID + "/api_keys/"
 	if r := api.Admin(t, "POST", adminPath+keys["stop"].ID+"/rotate", map[string]any{"grace_period_seconds": 0}); r.Status != 200 {
@@ -46,7 +47,7 @@ func TestKeyEventsTouchTheirEndpoints(t *testing.T) {
 	}
 	reader := co.OwnerKey(t, webhookPerms...)
 	get := func(id string) map[string]any {
-		return api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id, Key: reader}).Body
+		return api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id, Key: reader}).Body
 	}
 	for name, want := range map[string]string{"stop": "disabled", "grace": "enabled", "exposed": "disabled", "revoked": "enabled", "bystander": "enabled"} {
 		e := get(eps[name])
@@ -63,7 +64,7 @@ func TestKeyEventsTouchTheirEndpoints(t *testing.T) {
 	if e := get(eps["grace"]); e["subscriber_api_key_id"] != newKey || e["subscriber_member_id"] != co.Owner.ID {
 		t.Errorf("grace: subscription not moved: %v", e)
 	}
-	ms := mails(t, co, webhooks.MailEmergencyKeyRotation)
+	ms := co.Mails(t, webhooks.MailEmergencyKeyRotation)
 	if len(ms) != 2 {
 		t.Fatalf("%d emergency mails, want one per key", len(ms))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -27,38 +28,38 @@ func TestEditorBecomesTheSubscriber(t *testing.T) {
 	other := co.Key(t, admin, webhookPerms...)
 	id := mustEndpoint(t, api, owner.Secret, "sale.*")
 	path := "/webhook_endpoints/" + id
-	sub := func(r *testkit.Response) string {
+	sub := func(r *httpkit.Response) string {
 		return r.Body["subscriber_member_id"].(string) + " " + r.Body["subscriber_api_key_id"].(string)
 	}
-	r := api.Do(t, testkit.Req{Method: "PATCH", Path: path, Key: other.Secret, Body: map[string]any{"description": "new", "events": []string{"sale.*"}}})
+	r := api.Do(t, httpkit.Req{Method: "PATCH", Path: path, Key: other.Secret, Body: map[string]any{"description": "new", "events": []string{"sale.*"}}})
 	if r.Status != 200 || r.Body["description"] != "new" || sub(r) != co.Owner.ID+" "+owner.ID {
 		t.Fatalf("description only: %d %s", r.Status, r.Raw)
 	}
 	noSales := co.Key(t, admin, "webhooks:update", "clients:read")
-	if r := api.Do(t, testkit.Req{Method: "PATCH", Path: path, Key: noSales.Secret, Body: map[string]any{"url": "https://other.example.net/x"}}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	if r := api.Do(t, httpkit.Req{Method: "PATCH", Path: path, Key: noSales.Secret, Body: map[string]any{"url": "https://other.example.net/x"}}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Fatalf("URL change without sales:read: %d %s", r.Status, r.Raw)
 	}
-	r = api.Do(t, testkit.Req{Method: "PATCH", Path: path, Key: other.Secret, Body: map[string]any{"events": []string{"sale.paid"}}})
+	r = api.Do(t, httpkit.Req{Method: "PATCH", Path: path, Key: other.Secret, Body: map[string]any{"events": []string{"sale.paid"}}})
 	if r.Status != 200 || sub(r) != admin.ID+" "+other.ID {
 		t.Fatalf("events change: %d %s", r.Status, r.Raw)
 	}
-	r = api.Do(t, testkit.Req{Method: "PATCH", Path: path, Key: owner.Secret, Body: map[string]any{"url": "https://other.example.net/x"}})
+	r = api.Do(t, httpkit.Req{Method: "PATCH", Path: path, Key: owner.Secret, Body: map[string]any{"url": "https://other.example.net/x"}})
 	if r.Status != 200 || r.Body["url"] != "https://other.example.net/x" || sub(r) != co.Owner.ID+" "+owner.ID {
 		t.Fatalf("URL change: %d %s", r.Status, r.Raw)
 	}
 	for _, bad := range []map[string]any{{"url": "http://other.example.net/x"}, {"url": nil}, {"events": []string{"*", "sale.paid"}}, {"secret": "x"}} {
-		if r := api.Do(t, testkit.Req{Method: "PATCH", Path: path, Key: owner.Secret, Body: bad}); r.Status != 422 {
+		if r := api.Do(t, httpkit.Req{Method: "PATCH", Path: path, Key: owner.Secret, Body: bad}); r.Status != 422 {
 			t.Errorf("%v: %d %s", bad, r.Status, r.Raw)
 		}
 	}
-	r = api.Do(t, testkit.Req{Method: "POST", Path: path + "/disable", Key: owner.Secret})
+	r = api.Do(t, httpkit.Req{Method: "POST", Path: path + "/disable", Key: owner.Secret})
 	if r.Status != 200 || r.Body["status"] != "disabled" || r.Body["disabled_reason"] != "manual" {
 		t.Fatalf("disable: %d %s", r.Status, r.Raw)
 	}
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: path + "/enable", Key: noSales.Secret}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: path + "/enable", Key: noSales.Secret}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Fatalf("re-enable without sales:read: %d %s", r.Status, r.Raw)
 	}
-	r = api.Do(t, testkit.Req{Method: "POST", Path: path + "/enable", Key: other.Secret})
+	r = api.Do(t, httpkit.Req{Method: "POST", Path: path + "/enable", Key: other.Secret})
 	if r.Status != 200 || r.Body["status"] != "enabled" || r.Body["disabled_reason"] != nil || sub(r) != admin.ID+" "+other.ID {
 		t.Fatalf("re-enable: %d %s", r.Status, r.Raw)
 	}
@@ -73,7 +74,7 @@ func TestPingWebhookEndpoint(t *testing.T) {
 	key := co.OwnerKey(t, webhookPerms...)
 	id := mustEndpoint(t, api, key, "client.created")
 	mustEndpoint(t, api, key, "*")
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/ping", Key: key})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/ping", Key: key})
 	if r.Status != 202 || len(r.Raw) != 0 {
 		t.Fatalf("ping: %d %q", r.Status, r.Raw)
 	}
@@ -92,8 +93,8 @@ func TestPingWebhookEndpoint(t *testing.T) {
 	if err != nil || info.State.Msgs != 1 {
 		t.Fatalf("DELIVERIES holds %d messages (%v)", info.State.Msgs, err)
 	}
-	api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/disable", Key: key})
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/ping", Key: key}); r.Status != 409 || r.ErrorCode() != "conflict" {
+	api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/disable", Key: key})
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/ping", Key: key}); r.Status != 409 || r.ErrorCode() != "conflict" {
 		t.Fatalf("ping disabled: %d %s", r.Status, r.Raw)
 	}
 }
@@ -107,20 +108,20 @@ func TestRotateWebhookSecret(t *testing.T) {
 	key := co.OwnerKey(t, webhookPerms...)
 	created := createEndpoint(t, api, key, "*")
 	path := "/webhook_endpoints/" + created.Body["id"].(string) + "/rotate_secret"
-	r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key})
 	if r.Status != 200 || r.Body["secret"] == created.Body["secret"] || r.Body["secret"] == nil || r.Body["previous_secret_expires_at"] == nil {
 		t.Fatalf("rotate: %d %s", r.Status, r.Raw)
 	}
-	r = api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"grace_period_seconds": 0}})
+	r = api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"grace_period_seconds": 0}})
 	if r.Status != 200 || r.Body["previous_secret_expires_at"] != nil {
 		t.Fatalf("rotate, stop now: %d %s", r.Status, r.Raw)
 	}
 	for _, g := range []int64{-1, 604801} {
-		if r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"grace_period_seconds": g}}); r.Status != 422 || param(r) != "grace_period_seconds out_of_range" {
+		if r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: key, Body: map[string]any{"grace_period_seconds": g}}); r.Status != 422 || param(r) != "grace_period_seconds out_of_range" {
 			t.Errorf("grace %d: %d %s", g, r.Status, r.Raw)
 		}
 	}
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: path, Key: co.OwnerKey(t, "webhooks:update", "sales:read")}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: path, Key: co.OwnerKey(t, "webhooks:update", "sales:read")}); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Fatalf("rotate without every module read: %d %s", r.Status, r.Raw)
 	}
 }
@@ -151,7 +152,7 @@ func TestDeliveryLogAndResend(t *testing.T) {
 		_, err := streams.Record(ctx, tx, w, streams.Change{Type: "sale.paid", Object: map[string]any{"object": "sale", "id": "sal_1"}})
 		return err
 	})
-	log := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id + "/deliveries?limit=10", Key: key})
+	log := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id + "/deliveries?limit=10", Key: key})
 	data, _ := log.Body["data"].([]any)
 	if log.Status != 200 || log.Body["object"] != "list" || len(data) != 2 {
 		t.Fatalf("log: %d %s", log.Status, log.Raw)
@@ -163,22 +164,22 @@ func TestDeliveryLogAndResend(t *testing.T) {
 		t.Fatalf("entries %s", log.Raw)
 	}
 	resend := "/webhook_endpoints/" + id + "/deliveries/" + oldest["id"].(string) + "/resend"
-	r := api.Do(t, testkit.Req{Method: "POST", Path: resend, Key: key})
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: resend, Key: key})
 	if r.Status != 202 || r.Body["event_id"] != first.ID || r.Body["resend_of"] != oldest["id"] || r.Body["status"] != "pending" || r.Body["id"] == oldest["id"] {
 		t.Fatalf("resend: %d %s", r.Status, r.Raw)
 	}
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/deliveries/dlv_00000000000000000000000000/resend", Key: key}); r.Status != 404 {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/deliveries/dlv_00000000000000000000000000/resend", Key: key}); r.Status != 404 {
 		t.Fatalf("unknown delivery: %d", r.Status)
 	}
-	api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/disable", Key: key})
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: resend, Key: key}); r.Status != 409 {
+	api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/disable", Key: key})
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: resend, Key: key}); r.Status != 409 {
 		t.Fatalf("resend to a disabled endpoint: %d %s", r.Status, r.Raw)
 	}
-	del := api.Do(t, testkit.Req{Method: "DELETE", Path: "/webhook_endpoints/" + id, Key: key})
+	del := api.Do(t, httpkit.Req{Method: "DELETE", Path: "/webhook_endpoints/" + id, Key: key})
 	if del.Status != 200 || del.Body["deleted"] != true || del.Body["id"] != id {
 		t.Fatalf("delete: %d %s", del.Status, del.Raw)
 	}
-	if r := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id + "/deliveries", Key: key}); r.Status != 404 {
+	if r := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id + "/deliveries", Key: key}); r.Status != 404 {
 		t.Fatalf("log after delete: %d", r.Status)
 	}
 }
@@ -190,7 +191,7 @@ func TestIdempotentCreateReplaysWithoutSecret(t *testing.T) {
 	api, _ := webhookAPI(t)
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, webhookPerms...)
-	req := testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Idempotency-Key": "create-1"},
+	req := httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Idempotency-Key": "create-1"},
 		Body: map[string]any{"url": hookURL, "events": []string{"*"}}}
 	first, again := api.Do(t, req), api.Do(t, req)
 	if first.Status != 201 || first.Body["secret"] == nil {
@@ -199,7 +200,7 @@ func TestIdempotentCreateReplaysWithoutSecret(t *testing.T) {
 	if again.Status != 201 || again.Body["id"] != first.Body["id"] || again.Body["secret"] != nil {
 		t.Fatalf("replay: %d %s", again.Status, again.Raw)
 	}
-	list := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints", Key: key})
+	list := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints", Key: key})
 	if n := len(list.Body["data"].([]any)); n != 1 {
 		t.Fatalf("%d endpoints", n)
 	}
@@ -213,12 +214,12 @@ func TestIdempotentRotateSecretReplaysWithoutSecret(t *testing.T) {
 	api, _ := webhookAPI(t)
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	key := co.OwnerKey(t, webhookPerms...)
-	create := testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Idempotency-Key": "create-1"},
+	create := httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Idempotency-Key": "create-1"},
 		Body: map[string]any{"url": hookURL, "events": []string{"*"}}}
 	created := api.Do(t, create)
 	id := created.Body["id"].(string)
 	for _, body := range []any{nil, map[string]any{"grace_period_seconds": 0}} {
-		req := testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/rotate_secret", Key: key, Body: body,
+		req := httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/rotate_secret", Key: key, Body: body,
 			Header: map[string]string{"Idempotency-Key": fmt.Sprintf("rotate-%v", body)}}
 		first, again := api.Do(t, req), api.Do(t, req)
 		secret, _ := first.Body["secret"].(string)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
@@ -38,16 +39,16 @@ func TestCreateWebhookEndpoint(t *testing.T) {
 	if second.Body["secret"] == secret || second.Body["secret"] == nil {
 		t.Fatal("two endpoints share a secret")
 	}
-	got := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints/" + b["id"].(string), Key: key.Secret})
+	got := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + b["id"].(string), Key: key.Secret})
 	if got.Status != 200 || got.Body["secret"] != nil || got.Body["url"] != hookURL {
 		t.Fatalf("read %d %s", got.Status, got.Raw)
 	}
-	list := api.Do(t, testkit.Req{Method: "GET", Path: "/webhook_endpoints?limit=1", Key: key.Secret})
+	list := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints?limit=1", Key: key.Secret})
 	if list.Status != 200 || list.Body["object"] != "list" || list.Body["has_more"] != true ||
 		list.Body["data"].([]any)[0].(map[string]any)["id"] != second.Body["id"] || strings.Contains(string(list.Raw), "whsec_") {
 		t.Fatalf("list %d %s", list.Status, list.Raw)
 	}
-	ms := mails(t, co, webhooks.MailEndpointCreated)
+	ms := co.Mails(t, webhooks.MailEndpointCreated)
 	if len(ms) != 2 || fmt.Sprint(ms[0].To) != "[admin@example.com]" || !strings.Contains(ms[1].Body, hookURL) {
 		t.Fatalf("mails %+v", ms)
 	}
@@ -93,27 +94,27 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		{"events not an array", map[string]any{"url": hookURL, "events": "*"}, "events invalid_type"},
 		{"description too long", map[string]any{"url": hookURL, "events": []string{"*"}, "description": strings.Repeat("a", 10001)}, "description too_long"},
 	} {
-		r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Body: tc.body})
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Body: tc.body})
 		if r.Status != 422 || r.ErrorCode() != "validation_failed" || param(r) != tc.want {
 			t.Errorf("%s: %d %s, want 422 %s", tc.name, r.Status, r.Raw, tc.want)
 		}
 		// A URL change is refused with the same cause (spec 4.6).
 		if u, ok := tc.body["url"]; ok && strings.HasPrefix(tc.want, "url ") {
-			r := api.Do(t, testkit.Req{Method: "PATCH", Path: "/webhook_endpoints/" + existing, Key: key, Body: map[string]any{"url": u}})
+			r := api.Do(t, httpkit.Req{Method: "PATCH", Path: "/webhook_endpoints/" + existing, Key: key, Body: map[string]any{"url": u}})
 			if r.Status != 422 || r.ErrorCode() != "validation_failed" || param(r) != tc.want {
 				t.Errorf("%s, as a URL change: %d %s, want 422 %s", tc.name, r.Status, r.Raw, tc.want)
 			}
 		}
 	}
 	// Each cause has its message in every language of the catalogue.
-	r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Accept-Language": "es"},
+	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Accept-Language": "es"},
 		Body: map[string]any{"url": "https://localhost/x", "events": []string{"*"}}})
 	if items := r.Body["error"].(map[string]any)["errors"].([]any); items[0].(map[string]any)["message"] !=
 		"El host debe ser público: se rechazan nombres locales o internos y direcciones privadas, reservadas o de metadatos de la nube." {
 		t.Errorf("not_public in Spanish: %s", r.Raw)
 	}
 	// Any port 1 to 65535 is fine; duplicates collapse.
-	r = api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key,
+	r = api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key,
 		Body: map[string]any{"url": "https://hooks.example.com:8443/x", "events": []string{"sale.paid", "sale.paid", "financial_transaction.*"}}})
 	if r.Status != 201 || fmt.Sprint(r.Body["events"]) != "[sale.paid financial_transaction.*]" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
@@ -134,7 +135,7 @@ func TestWebhookRolesAndModulePermissions(t *testing.T) {
 	id := mustEndpoint(t, api, co.OwnerKey(t, webhookPerms...), "sale.*")
 	for _, m := range []*tenant.Member{member, viewer} {
 		k := co.Key(t, m, webhookPerms...).Secret
-		for _, req := range []testkit.Req{
+		for _, req := range []httpkit.Req{
 			{Method: "POST", Path: "/webhook_endpoints", Body: map[string]any{"url": hookURL, "events": []string{"sale.*"}}},
 			{Method: "GET", Path: "/webhook_endpoints"},
 			{Method: "GET", Path: "/webhook_endpoints/" + id},
@@ -183,7 +184,7 @@ func TestWebhookEndpointQuota(t *testing.T) {
 	for i := range 3 {
 		id := mustEndpoint(t, api, key, "*")
 		if i == 0 {
-			api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/disable", Key: key})
+			api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/disable", Key: key})
 		}
 	}
 	if r := createEndpoint(t, api, key, "*"); r.Status != 403 || r.ErrorCode() != "plan_limit_reached" {
@@ -206,11 +207,11 @@ func TestWebhookEndpointOfAnotherCompanyIsNotFound(t *testing.T) {
 	kb := b.OwnerKey(t, webhookPerms...)
 	for _, p := range []string{"/webhook_endpoints/" + id, "/webhook_endpoints/nope", "/webhook_endpoints/we_00000000000000000000000000",
 		"/webhook_endpoints/" + id + "/deliveries"} {
-		if r := api.Do(t, testkit.Req{Method: "GET", Path: p, Key: kb}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+		if r := api.Do(t, httpkit.Req{Method: "GET", Path: p, Key: kb}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
 			t.Errorf("%s: %d %s", p, r.Status, r.Raw)
 		}
 	}
-	if r := api.Do(t, testkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/ping", Key: kb}); r.Status != 404 {
+	if r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + id + "/ping", Key: kb}); r.Status != 404 {
 		t.Errorf("ping: %d", r.Status)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	outbox "oficina/schema/mail"
 	"oficina/schema/service"
 	"oficina/tenant"
 )
@@ -48,8 +49,9 @@ func (s *Sender) Run(ctx context.Context) error {
 func (s *Sender) RunOnce(ctx context.Context) (int, error) {
 	companies := s.Only
 	if len(companies) == 0 {
-		if err := s.DB.NewRaw("SELECT oficina_mail_companies(?, ?)", s.BusinessNow(), 1000).Scan(ctx, &companies); err != nil {
-			return 0, fmt.Errorf("mail: companies: %w", err)
+		var err error
+		if companies, err = outbox.DueCompanies(ctx, s.DB, s.BusinessNow(), 1000); err != nil {
+			return 0, err
 		}
 	}
 	sent := 0
@@ -69,11 +71,9 @@ func (s *Sender) RunOnce(ctx context.Context) (int, error) {
 
 func (s *Sender) company(ctx context.Context, tx bun.Tx) (int, error) {
 	now := s.BusinessNow()
-	var ms []Message
-	err := tx.NewSelect().Model(&ms).Where("sent_at IS NULL AND failed_at IS NULL").
-		Where("next_attempt_at <= ?", now).Order("created_at").Limit(50).For("UPDATE SKIP LOCKED").Scan(ctx)
+	ms, err := outbox.Due(ctx, tx, now, 50)
 	if err != nil {
-		return 0, fmt.Errorf("mail: due: %w", err)
+		return 0, err
 	}
 	limit := s.MaxAttempts
 	if limit <= 0 {
@@ -95,9 +95,8 @@ func (s *Sender) company(ctx context.Context, tx bun.Tx) (int, error) {
 			m.SentAt = &now
 			sent++
 		}
-		if _, err := tx.NewUpdate().Model(m).Column("attempts", "last_error", "next_attempt_at", "sent_at", "failed_at").
-			WherePK().Exec(ctx); err != nil {
-			return sent, fmt.Errorf("mail: record send of %s: %w", m.ID, err)
+		if err := outbox.RecordAttempt(ctx, tx, m); err != nil {
+			return sent, err
 		}
 	}
 	return sent, nil

@@ -12,11 +12,13 @@ import (
 	"net/smtp"
 	"strings"
 	"time"
+
+	outbox "oficina/schema/mail"
 )
 
 // Transport sends one message.
 type Transport interface {
-	Send(ctx context.Context, m *Message) error
+	Send(ctx context.Context, m *outbox.Message) error
 }
 
 // LogTransport writes messages to the log instead of sending them (dev, or
@@ -24,7 +26,7 @@ type Transport interface {
 type LogTransport struct{ Log *slog.Logger }
 
 // Send logs m.
-func (t LogTransport) Send(ctx context.Context, m *Message) error {
+func (t LogTransport) Send(ctx context.Context, m *outbox.Message) error {
 	log := t.Log
 	if log == nil {
 		log = slog.Default()
@@ -45,7 +47,7 @@ type SMTP struct {
 }
 
 // Send delivers m.
-func (s SMTP) Send(ctx context.Context, m *Message) error {
+func (s SMTP) Send(ctx context.Context, m *outbox.Message) error {
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -102,7 +104,7 @@ func (s SMTP) Send(ctx context.Context, m *Message) error {
 
 // Format renders m as an RFC 5322 message: UTF-8 text, quoted-printable,
 // encoded subject.
-func Format(from string, m *Message, now time.Time) []byte {
+func Format(from string, m *outbox.Message, now time.Time) []byte {
 	var b bytes.Buffer
 	hdr := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
 	hdr("From", from)

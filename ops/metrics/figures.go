@@ -9,7 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
-	"oficina/ops/mail"
+	"oficina/schema/mail"
 	"oficina/streams"
 )
 

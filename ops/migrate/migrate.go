@@ -9,9 +9,9 @@ import (
 	"context"
 
 	"oficina/dispatch"
-	"oficina/ops/mail"
 	"oficina/schema/db"
 	"oficina/schema/idempotency"
+	"oficina/schema/mail"
 	"oficina/schema/numbering"
 	"oficina/schema/orders"
 	"oficina/schema/portal"
@@ -34,9 +34,9 @@ func Functions() []db.Functions {
 		sales.Functions(),
 		orders.Functions(),
 		portal.Functions(),
+		mail.Functions(),
 		webhooks.Functions(),
 		dispatch.Functions(),
-		mail.Functions(),
 	}
 }
 

@@ -87,8 +87,8 @@ func createDemo(ctx context.Context, db *bun.DB, now time.Time) (string, error) 
 	}
 	err = tenant.Tx(ctx, db, c.ID, func(ctx context.Context, tx bun.Tx) error {
 		for _, m := range []tenant.MemberInput{
-			{Name: ptr("Dona Demo"), Email: ptr("owner@demo.invalid"), Role: ptr(tenant.RoleOwner)},
-			{Name: ptr("Técnico Demo"), Role: ptr(tenant.RoleMember), Type: ptr(tenant.TypeTechnician),
+			{Name: new("Dona Demo"), Email: new("owner@demo.invalid"), Role: new(tenant.RoleOwner)},
+			{Name: new("Técnico Demo"), Role: new(tenant.RoleMember), Type: new(tenant.TypeTechnician),
 				Permissions: &tenant.MemberPermissions{"service_orders": {"read", "update"}}},
 		} {
 			if _, err := tenant.CreateMember(ctx, tx, c.ID, m, now); err != nil {
@@ -96,7 +96,7 @@ func createDemo(ctx context.Context, db *bun.DB, now time.Time) (string, error) 
 			}
 		}
 		for _, t := range []string{"Instalação", "Manutenção"} {
-			if _, err := orders.CreateType(ctx, tx, c.ID, orders.ServiceOrderTypeCreate{Name: ptr(t)}, now); err != nil {
+			if _, err := orders.CreateType(ctx, tx, c.ID, orders.ServiceOrderTypeCreate{Name: new(t)}, now); err != nil {
 				return err
 			}
 		}
@@ -104,5 +104,3 @@ func createDemo(ctx context.Context, db *bun.DB, now time.Time) (string, error) 
 	})
 	return c.ID, err
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/ops/mail"
+	"oficina/schema/mail"
 	"oficina/streams"
 )
 

@@ -7,18 +7,14 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/ops/mail"
 	"oficina/ops/sweep"
 	"oficina/ops/testkit"
+	"oficina/schema/mail"
 	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
 )
-
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
 
 // Spec 6.6 / part 8: events and the delivery log (and mail) are kept 30
 // days, then deleted. The clock is injected; rows are dated relative to it.
@@ -29,7 +25,7 @@ func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 	co := testkit.NewCompany(t, tenant.CompanyInput{})
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		_, err := webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/", Events: []webhooks.EventName{"*"}},
-			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, anyURL{}, testkit.Keyring(t), now)
+			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, testkit.AnyURL{}, testkit.Keyring(t), now)
 		return err
 	})
 	w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: now}

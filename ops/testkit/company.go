@@ -23,10 +23,10 @@ func NewCompany(t testing.TB, in tenant.CompanyInput) *Company {
 	t.Helper()
 	d := DB(t)
 	if in.Name == nil {
-		in.Name = ptr("Test Co " + t.Name())
+		in.Name = new("Test Co " + t.Name())
 	}
 	if in.Plan == nil {
-		in.Plan = ptr(tenant.PlanSupra)
+		in.Plan = new(tenant.PlanSupra)
 	}
 	ctx := context.Background()
 	c, err := tenant.CreateCompany(ctx, d, in, time.Now())
@@ -34,7 +34,7 @@ func NewCompany(t testing.TB, in tenant.CompanyInput) *Company {
 		t.Fatalf("testkit: company: %v", err)
 	}
 	tc := &Company{DB: d, Company: c}
-	tc.Owner = tc.Member(t, tenant.MemberInput{Name: ptr("Owner"), Role: ptr(tenant.RoleOwner)})
+	tc.Owner = tc.Member(t, tenant.MemberInput{Name: new("Owner"), Role: new(tenant.RoleOwner)})
 	return tc
 }
 
@@ -50,7 +50,7 @@ func (c *Company) Tx(t testing.TB, fn func(ctx context.Context, tx bun.Tx) error
 func (c *Company) Member(t testing.TB, in tenant.MemberInput) *tenant.Member {
 	t.Helper()
 	if in.Name == nil {
-		in.Name = ptr("Member")
+		in.Name = new("Member")
 	}
 	var m *tenant.Member
 	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
@@ -86,7 +86,5 @@ func (c *Company) OwnerKey(t testing.TB, perms ...string) string {
 	return c.Key(t, c.Owner, perms...).Secret
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// Ptr returns a pointer to v (for input structs).
+// Ptr returns a pointer to v (for input structs); new(v) says the same.
 func Ptr[T any](v T) *T { return &v }

@@ -67,11 +67,22 @@ func (n *RestartableNATS) Start(t testing.TB) {
 // not within a minute (a bound against hanging, not a measured time).
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("testkit: still waiting for %s", what)
+	if !Poll(time.Minute, 10*time.Millisecond, cond) {
+		t.Fatalf("testkit: still waiting for %s", what)
+	}
+}
+
+// Poll calls cond every interval until it holds or timeout passes, and
+// reports whether it held.
+func Poll(timeout, every time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(every)
 	}
 }

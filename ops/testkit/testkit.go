@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
 	"oficina/ops/migrate"
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
+	"oficina/streams/jsconfig"
 )
 
 // DefaultTestURL is the owner URL of the test database.
@@ -172,4 +174,23 @@ func NATS(t testing.TB) *natsembed.Server {
 	}
 	t.Cleanup(s.Shutdown)
 	return s
+}
+
+// JetStream connects to a fresh embedded server (NATS) and creates
+// Oficina's streams with cfg.
+func JetStream(t testing.TB, cfg jsconfig.Config) jetstream.JetStream {
+	t.Helper()
+	nc, err := NATS(t).Connect()
+	if err != nil {
+		t.Fatalf("testkit: nats: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("testkit: jetstream: %v", err)
+	}
+	if err := jsconfig.Ensure(context.Background(), js, cfg); err != nil {
+		t.Fatalf("testkit: streams: %v", err)
+	}
+	return js
 }

@@ -3,44 +3,57 @@ package testkit
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	"oficina/dispatch"
 	"oficina/dispatch/destguard"
+	"oficina/ops/testkit/hooks"
 )
 
 // Received is one request a Receiver got.
-type Received struct {
-	Header http.Header
-	Body   []byte
-}
+type Received = hooks.Arrival
 
-// Receiver starts a local HTTPS webhook receiver (an httptest TLS server)
-// that answers with answer and reports each request on the returned
-// channel (buffered; requests beyond the buffer are answered, not
+// Receiver starts a local HTTPS webhook receiver (hooks.Receiver) that
+// answers with answer and reports each request on the returned channel
+// before answering (buffered; requests beyond the buffer are answered, not
 // reported, so a test that reads nothing never blocks it). Every body is
 // checked against the OpenAPI webhooks section (CheckWebhook): a mismatch
 // fails the test that started the receiver.
 func Receiver(t testing.TB, answer http.HandlerFunc) (*httptest.Server, chan Received) {
 	t.Helper()
 	got := make(chan Received, 1000)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		CheckWebhook(t, b)
+	r := NewReceiver(t, hooks.Options{Answer: answer, OnArrival: func(a hooks.Arrival) {
 		select {
-		case got <- Received{Header: r.Header.Clone(), Body: b}:
+		case got <- a:
 		default:
 		}
-		answer(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, got
+	}})
+	return r.Server(), got
+}
+
+// NewReceiver starts a hooks.Receiver for t, closed when t ends, that
+// checks every body against the OpenAPI webhooks section (CheckWebhook)
+// besides o.Check.
+func NewReceiver(t testing.TB, o hooks.Options) *hooks.Receiver {
+	t.Helper()
+	check := o.Check
+	o.Check = func(b []byte) {
+		CheckWebhook(t, b)
+		if check != nil {
+			check(b)
+		}
+	}
+	r := hooks.New(o)
+	t.Cleanup(r.Close)
+	return r
 }
 
 // Status answers every request with code.
@@ -118,3 +131,25 @@ func Dispatcher(t testing.TB, cfg dispatch.Config) (*dispatch.Dispatcher, contex
 type logWriter struct{ t testing.TB }
 
 func (w logWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// DNS answers host names from the map without the network (a
+// destguard.Config Resolver): the destination rules of spec 6.5 still
+// apply to the addresses.
+type DNS map[string][]string
+
+// LookupNetIP answers host's addresses of the network's family.
+func (d DNS) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	addrs, ok := d[strings.TrimSuffix(host, ".")]
+	if !ok {
+		return nil, errors.New("no such host")
+	}
+	var out []netip.Addr
+	for _, s := range addrs {
+		a := netip.MustParseAddr(s)
+		if network == "ip4" && !a.Is4() || network == "ip6" && a.Is4() {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

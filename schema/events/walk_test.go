@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
 	"oficina/ops/testkit"
+	"oficina/ops/testkit/hooks"
+	"oficina/ops/testkit/httpkit"
 	"oficina/schema/events"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
@@ -59,7 +60,7 @@ func TestEveryCataloguedEventArrivesAtTheEndpointAndOnEvents(t *testing.T) {
 // endpoint subscribed to "*" on a local receiver, a dispatcher, and a
 // reader of its EVENTS subjects.
 type walk struct {
-	api      *testkit.API
+	api      *httpkit.API
 	co       *testkit.Company
 	key      string
 	endpoint string
@@ -72,22 +73,11 @@ type walk struct {
 func newWalk(t *testing.T) *walk {
 	t.Helper()
 	ctx := context.Background()
-	nc, err := testkit.NATS(t).Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsconfig.Ensure(ctx, js, jsconfig.Config{Partitions: walkPartitions}); err != nil {
-		t.Fatal(err)
-	}
+	js := testkit.JetStream(t, jsconfig.Config{Partitions: walkPartitions})
 	srv, got := testkit.Receiver(t, testkit.Status(204))
 	guard := testkit.LoopbackGuard(t, srv)
 	w := &walk{got: got, stream: make(chan jetstream.Msg, 1000), ids: map[string]string{}}
-	w.api = testkit.NewAPI(t, testkit.APIOptions{Publisher: streams.NewPublisher(testkit.DB(t), js, nil), Destinations: guard})
+	w.api = httpkit.NewAPI(t, httpkit.APIOptions{Publisher: streams.NewPublisher(testkit.DB(t), js, nil), Destinations: guard})
 	w.co = testkit.NewCompany(t, tenant.CompanyInput{})
 	w.key = w.co.OwnerKey(t, tenant.AllPermissions()...)
 
@@ -115,7 +105,7 @@ func newWalk(t *testing.T) *walk {
 // want; it returns the decoded body.
 func (w *walk) public(t *testing.T, method, path string, body any, want int) map[string]any {
 	t.Helper()
-	r := w.api.Do(t, testkit.Req{Method: method, Path: path, Key: w.key, Body: body})
+	r := w.api.Do(t, httpkit.Req{Method: method, Path: path, Key: w.key, Body: body})
 	if r.Status != want {
 		t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Raw)
 	}
@@ -210,11 +200,7 @@ type envelope struct {
 // OpenAPI document's webhooks section).
 func (w *walk) checkDelivery(t *testing.T, r testkit.Received) (id, typ string) {
 	t.Helper()
-	wh, err := standardwebhooks.NewWebhook(w.secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wh.Verify(r.Body, r.Header); err != nil {
+	if err := hooks.Verify(w.secret, r); err != nil {
 		t.Errorf("delivery %s: signature: %v", r.Header.Get("webhook-id"), err)
 	}
 	ev := w.checkBody(t, "endpoint", r.Body)

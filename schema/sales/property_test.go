@@ -45,8 +45,6 @@ func (m *money) load() *sales.Row {
 	return s
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func day(n int) *apitime.Date {
 	d := apitime.Date{Time: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, n)}
 	return &d
@@ -75,7 +73,7 @@ func (m *money) split(total int64, n int) []int64 {
 func (m *money) schedule(total int64) []sales.PaymentPlanInstallmentInput {
 	var out []sales.PaymentPlanInstallmentInput
 	for i, a := range m.split(total, 1+m.rnd.IntN(6)) {
-		out = append(out, sales.PaymentPlanInstallmentInput{AmountCents: ptr(a), DueDate: day(30 * (i + 1))})
+		out = append(out, sales.PaymentPlanInstallmentInput{AmountCents: new(a), DueDate: day(30 * (i + 1))})
 	}
 	return out
 }
@@ -93,7 +91,7 @@ func (m *money) create() {
 	case sales.ModeInstallments:
 		plan.Installments = m.schedule(total)
 	}
-	in := sales.SaleCreate{Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("x"), UnitPriceCents: &total}},
+	in := sales.SaleCreate{Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: new("x"), UnitPriceCents: &total}},
 		PaymentPlan: plan, SaleDate: day(0)}
 	if err := m.write(func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
 		s, err := sales.Create(ctx, tx, w, in, sales.CreateOptions{})
@@ -138,13 +136,13 @@ func (m *money) step() string {
 		for _, n := range s.Installments {
 			if n.Remaining() > 0 && n.PaidCents > 0 {
 				add := m.rnd.Int64N(left + 1)
-				entries = append(entries, sales.InstallmentsRescheduleEntry{ID: &n.ID, AmountCents: ptr(n.PaidCents + add), DueDate: day(60)})
+				entries = append(entries, sales.InstallmentsRescheduleEntry{ID: &n.ID, AmountCents: new(n.PaidCents + add), DueDate: day(60)})
 				left -= add
 			}
 		}
 		for _, a := range m.split(left, 1+m.rnd.IntN(3)) {
 			if a > 0 {
-				entries = append(entries, sales.InstallmentsRescheduleEntry{AmountCents: ptr(a), DueDate: day(90 + m.rnd.IntN(90))})
+				entries = append(entries, sales.InstallmentsRescheduleEntry{AmountCents: new(a), DueDate: day(90 + m.rnd.IntN(90))})
 			}
 		}
 		name = fmt.Sprintf("reschedule %d entries", len(entries))
@@ -154,10 +152,10 @@ func (m *money) step() string {
 		})
 	default:
 		total := s.PaidCents + m.rnd.Int64N(200000)
-		in := sales.SaleVersionCreate{Reason: "mudança", Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("y"), UnitPriceCents: &total}}}
+		in := sales.SaleVersionCreate{Reason: "mudança", Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: new("y"), UnitPriceCents: &total}}}
 		if total > s.PaidCents {
 			for i, a := range m.split(total-s.PaidCents, 1+m.rnd.IntN(4)) {
-				in.Installments = append(in.Installments, sales.InstallmentsRescheduleEntry{AmountCents: ptr(a), DueDate: day(120 + i)})
+				in.Installments = append(in.Installments, sales.InstallmentsRescheduleEntry{AmountCents: new(a), DueDate: day(120 + i)})
 			}
 		}
 		name = fmt.Sprintf("version total %d", total)

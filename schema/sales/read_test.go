@@ -29,8 +29,8 @@ func TestSaleReadIsScopedToItsCompany(t *testing.T) {
 	a.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		w := &streams.Write{CompanyID: a.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
 		s, err := sales.Create(ctx, tx, w, sales.SaleCreate{
-			Items:       []sales.SaleItemInput{{Type: sales.ItemCustom, Name: ptr("x"), UnitPriceCents: ptr(int64(1000))}},
-			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PaymentPlanInstallmentInput{{AmountCents: ptr(int64(1000)), DueDate: day(9)}}},
+			Items:       []sales.SaleItemInput{{Type: sales.ItemCustom, Name: new("x"), UnitPriceCents: new(int64(1000))}},
+			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PaymentPlanInstallmentInput{{AmountCents: new(int64(1000)), DueDate: day(9)}}},
 		}, sales.CreateOptions{})
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/ops/mail"
+	"oficina/schema/mail"
 	"oficina/tenant"
 )
 

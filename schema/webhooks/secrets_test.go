@@ -20,10 +20,6 @@ import (
 	"oficina/tenant"
 )
 
-type anyURL struct{}
-
-func (anyURL) CheckURL(context.Context, string) error { return nil }
-
 func allow([]string) error { return nil }
 
 func newEndpoint(t *testing.T, co *testkit.Company, ring *secretbox.Keyring) *webhooks.Row {
@@ -31,7 +27,7 @@ func newEndpoint(t *testing.T, co *testkit.Company, ring *secretbox.Keyring) *we
 	var e *webhooks.Row
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) (err error) {
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in",
-			Events: []webhooks.EventName{"*"}}, webhooks.Subscriber{MemberID: co.Owner.ID}, allow, anyURL{}, ring, time.Now())
+			Events: []webhooks.EventName{"*"}}, webhooks.Subscriber{MemberID: co.Owner.ID}, allow, testkit.AnyURL{}, ring, time.Now())
 		return err
 	})
 	return e

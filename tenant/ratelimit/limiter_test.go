@@ -15,18 +15,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// clock is a test clock that only moves when told.
-type clock struct{ ns atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.ns.Store(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC).UnixNano())
-	return c
+// newClock is a test clock that only moves when told.
+func newClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 }
-
-func (c *clock) Now() time.Time                    { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) Advance(d time.Duration)           { c.ns.Add(int64(d)) }
-func (c *clock) Set(t0 time.Time, d time.Duration) { c.ns.Store(t0.Add(d).UnixNano()) }
 
 // bucket returns the rate-limit bucket on a fresh embedded JetStream.
 func bucket(t testing.TB) jetstream.KeyValue {
@@ -55,11 +47,11 @@ type step struct {
 	reset     int // seconds
 }
 
-func run(t *testing.T, lims []*ratelimit.Limiter, clk *clock, limit int, steps []step) {
+func run(t *testing.T, lims []*ratelimit.Limiter, clk *testkit.Clock, limit int, steps []step) {
 	t.Helper()
 	t0 := clk.Now()
 	for i, s := range steps {
-		clk.Set(t0, s.at)
+		clk.Set(t0.Add(s.at))
 		d, err := lims[i%len(lims)].Take(context.Background(), "co_test", limit)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)

@@ -45,7 +45,7 @@ func (c *countingStore) Swap(ctx context.Context, key string, state []byte, rev 
 
 // newAPIProcess is a process whose store round trips may take timeout
 // (0: the default) before the share decides.
-func newAPIProcess(t *testing.T, url, id string, clk *clock, timeout time.Duration) *apiProcess {
+func newAPIProcess(t *testing.T, url, id string, clk *testkit.Clock, timeout time.Duration) *apiProcess {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	if err != nil {

@@ -18,20 +18,20 @@ func TestThrottleRefusesAnAddressAfterRepeatedFailures(t *testing.T) {
 	ip := netip.MustParseAddr("203.0.113.7")
 	t0 := clk.Now()
 	for i := range 3 {
-		clk.Set(t0, time.Duration(i)*10*time.Second)
+		clk.Set(t0.Add(time.Duration(i) * 10 * time.Second))
 		if _, ok := th.Check(ip); !ok {
 			t.Fatalf("refused before the ceiling (failure %d)", i)
 		}
 		th.Failed(ip)
 	}
-	clk.Set(t0, 25*time.Second)
+	clk.Set(t0.Add(25 * time.Second))
 	if wait, ok := th.Check(ip); ok || wait != 35*time.Second {
 		t.Fatalf("after 3 failures: ok=%v wait=%v", ok, wait)
 	}
 	if _, ok := th.Check(netip.MustParseAddr("203.0.113.8")); !ok {
 		t.Fatal("another address was refused")
 	}
-	clk.Set(t0, 60*time.Second)
+	clk.Set(t0.Add(60 * time.Second))
 	if _, ok := th.Check(ip); !ok {
 		t.Fatal("still refused once the oldest failure left the window")
 	}

@@ -1,0 +1,63 @@
+package wire_test
+
+import (
+	"errors"
+	"testing"
+
+	"oficina/http/wire"
+	"oficina/schema/apierr"
+	"oficina/schema/webhooks"
+)
+
+// FuzzEndpointRequestBodies: any body of POST /webhook_endpoints (which
+// even) or PATCH /webhook_endpoints/{id} (odd) is decoded, and its events
+// normalised, without panicking; every refusal is a catalogue error below
+// 500 naming its fields (part 7). The URL's destination rules have their
+// own fuzz target (dispatch/destguard).
+func FuzzEndpointRequestBodies(f *testing.F) {
+	for i, s := range []string{
+		`{"url":"https://example.com/hook","description":"ERP","events":["sale.*","client.created"]}`,
+		`{"url":"https://example.com/hook","events":["*"]}`, `{"events":["*","sale.created"]}`, `{"events":["ping"]}`,
+		`{"url":null,"description":null,"events":null}`, `{"events":[]}`, `{"events":["sale.*","sale.*"]}`,
+		`{"URL":"https://example.com"}`, `{"url":"a","url":"b"}`, `{"description":"a\u0000b"}`, `{"events":"sale.*"}`,
+		`{"events":[1]}`, `[]`, `{`, ``,
+	} {
+		f.Add(byte(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, which byte, body []byte) {
+		var err error
+		var events []webhooks.EventName
+		if which%2 == 0 {
+			var in webhooks.WebhookEndpointCreate
+			if err = wire.DecodeBytes(body, &in); err == nil {
+				events = in.Events
+			}
+		} else {
+			var in webhooks.WebhookEndpointUpdate
+			if err = wire.DecodeBytes(body, &in); err == nil && in.Events.Set && !in.Events.Null {
+				events = in.Events.Value
+			}
+		}
+		if err == nil && events != nil {
+			_, err = webhooks.NormalizeEvents(names(events))
+		}
+		if err == nil {
+			return
+		}
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Status() >= 500 {
+			t.Fatalf("%q: %v is not a catalogue error", body, err)
+		}
+		if e.Code == apierr.ValidationFailed && len(e.Fields) == 0 {
+			t.Fatalf("%q: validation_failed without errors[]", body)
+		}
+	})
+}
+
+func names(ns []webhooks.EventName) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
+}

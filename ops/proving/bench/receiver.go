@@ -1,0 +1,22 @@
+package bench
+
+import (
+	"net/http"
+	"strings"
+
+	"oficina/ops/testkit/hooks"
+)
+
+// NewReceiver starts the run's local HTTPS webhook receiver (the kit's
+// hooks.Receiver): it answers 204, or 503 under /fail (a failing
+// endpoint), and notes when each webhook-id first succeeded, for the
+// delivery scenarios. It keeps counts only, not bodies: runs are long.
+func NewReceiver() *hooks.Receiver {
+	return hooks.New(hooks.Options{Answer: func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/fail") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}})
+}
