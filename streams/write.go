@@ -50,14 +50,14 @@ func (w *Write) Discard() { w.events, w.last = nil, nil }
 // the write reads back (the last row a write inserts, an idempotency
 // record), so it costs no round trip. Its error fails the write at commit
 // (the transaction rolls back and Run returns the error). Outside Run, q
-// runs at once.
-func (w *Write) Later(ctx context.Context, q schema.QueryAppender) error {
-	b, err := q.AppendQuery(w.Tx.NewRaw("").DB().QueryGen(), nil)
+// runs at once in tx (the write's transaction).
+func (w *Write) Later(ctx context.Context, tx bun.IDB, q schema.QueryAppender) error {
+	b, err := q.AppendQuery(schema.NewQueryGen(tx.Dialect()), nil)
 	if err != nil {
 		return fmt.Errorf("streams: later: %w", err)
 	}
 	if !w.atCommit {
-		if _, err := w.Tx.ExecContext(ctx, string(b)); err != nil {
+		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
 			return fmt.Errorf("streams: later: %w", err)
 		}
 		return nil
