@@ -2,9 +2,12 @@ package streams
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 
 	"oficina/tenant"
 )
@@ -28,14 +31,40 @@ type Write struct {
 	Wall func() time.Time
 
 	events []Recorded
+	// last holds statements to send with COMMIT; atCommit says Run will
+	// send them (a Write built around a test's own Tx runs them at once).
+	last     []string
+	atCommit bool
 }
 
 // Events returns what the write recorded so far.
 func (w *Write) Events() []Recorded { return w.events }
 
-// Discard forgets the events recorded so far: the caller rolled back what
-// wrote them (an idempotent request's error answer keeps only its record).
-func (w *Write) Discard() { w.events = nil }
+// Discard forgets the events recorded so far and the statements waiting for
+// COMMIT: the caller rolled back what wrote them (an idempotent request's
+// error answer keeps only its record).
+func (w *Write) Discard() { w.events, w.last = nil, nil }
+
+// Later has q run at the end of the write, in COMMIT's message: for a
+// statement whose result the write does not read and that nothing later in
+// the write reads back (the last row a write inserts, an idempotency
+// record), so it costs no round trip. Its error fails the write at commit
+// (the transaction rolls back and Run returns the error). Outside Run, q
+// runs at once in tx (the write's transaction).
+func (w *Write) Later(ctx context.Context, tx bun.IDB, q schema.QueryAppender) error {
+	b, err := q.AppendQuery(schema.NewQueryGen(tx.Dialect()), nil)
+	if err != nil {
+		return fmt.Errorf("streams: later: %w", err)
+	}
+	if !w.atCommit {
+		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+			return fmt.Errorf("streams: later: %w", err)
+		}
+		return nil
+	}
+	w.last = append(w.last, string(b))
+	return nil
+}
 
 func (w *Write) add(rs ...Recorded) { w.events = append(w.events, rs...) }
 
@@ -77,10 +106,13 @@ type Unit struct {
 // that fn's rules record their events on; after commit it publishes those
 // events. fn's error rolls everything back and is Run's error.
 func (wr *Writer) Run(ctx context.Context, u Unit, fn func(ctx context.Context, w *Write) error) error {
-	w := &Write{CompanyID: u.CompanyID, Actor: u.Actor, At: read(wr.Now), Wall: wr.Wall}
-	err := tenant.TxWith(ctx, wr.DB, u.CompanyID, u.First, func(ctx context.Context, tx bun.Tx) error {
+	w := &Write{CompanyID: u.CompanyID, Actor: u.Actor, At: read(wr.Now), Wall: wr.Wall, atCommit: true}
+	err := tenant.TxAround(ctx, wr.DB, u.CompanyID, u.First, func(ctx context.Context, tx bun.Tx) (string, error) {
 		w.Tx = tx
-		return fn(ctx, w)
+		if err := fn(ctx, w); err != nil {
+			return "", err
+		}
+		return strings.Join(w.last, ";\n"), nil
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,17 @@ func Tx(ctx context.Context, idb bun.IDB, companyID string, fn func(ctx context.
 // the whole transaction — by failing — adds no round trip. Its error ends
 // the transaction before fn runs and is TxWith's error, wrapped.
 func TxWith(ctx context.Context, idb bun.IDB, companyID, first string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return TxAround(ctx, idb, companyID, first, func(ctx context.Context, tx bun.Tx) (string, error) {
+		return "", fn(ctx, tx)
+	})
+}
+
+// TxAround is TxWith whose fn also returns last: complete, formatted
+// statements to run at the end of the transaction, in COMMIT's message
+// where the pool allows (db.CommitSQL), so statements whose results the
+// write does not read add no round trip. An error of last rolls the
+// transaction back and is TxAround's error.
+func TxAround(ctx context.Context, idb bun.IDB, companyID, first string, fn func(ctx context.Context, tx bun.Tx) (last string, err error)) error {
 	if companyID == "" {
 		return ErrNoCompany
 	}
@@ -43,14 +54,19 @@ func TxWith(ctx context.Context, idb bun.IDB, companyID, first string, fn func(c
 			if err := set(ctx, tx, companyID, first); err != nil {
 				return err
 			}
-			return fn(ctx, tx)
+			last, err := fn(ctx, tx)
+			if err != nil {
+				return err
+			}
+			return runLast(ctx, tx, last)
 		})
 	}
 	begin := &db.BeginSQL{SQL: bdb.QueryGen().FormatQuery(setCompany, companyID)}
 	if first != "" {
 		begin.SQL += ";\n" + first
 	}
-	tx, err := bdb.BeginTx(db.WithBeginSQL(ctx, begin), nil)
+	commit := &db.CommitSQL{}
+	tx, err := bdb.BeginTx(db.WithCommitSQL(db.WithBeginSQL(ctx, begin), commit), nil)
 	if err != nil {
 		return fmt.Errorf("tenant: begin: %w", err)
 	}
@@ -65,11 +81,32 @@ func TxWith(ctx context.Context, idb bun.IDB, companyID, first string, fn func(c
 			return err
 		}
 	}
-	if err := fn(ctx, tx); err != nil {
+	last, err := fn(ctx, tx)
+	if err != nil {
 		return err
 	}
+	if !commit.Taken {
+		if err := runLast(ctx, tx, last); err != nil {
+			return err
+		}
+	}
+	commit.SQL = last
 	done = true
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("tenant: commit: %w", err)
+	}
+	return nil
+}
+
+// runLast runs a transaction's last statements as a statement of their own.
+func runLast(ctx context.Context, tx bun.Tx, last string) error {
+	if last == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, last); err != nil {
+		return fmt.Errorf("tenant: last statements: %w", err)
+	}
+	return nil
 }
 
 // set runs the company setting and first as statements of tx.

@@ -44,6 +44,7 @@ func BenchmarkLeadCapture(b *testing.B) {
 			}
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(public.IdempotencyHeader, fmt.Sprintf("%s-%d", run, n))
 			resp, err := client.Do(req)
 			if err != nil {
 				b.Error(err)

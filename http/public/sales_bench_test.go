@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,12 +103,14 @@ func BenchmarkGetSale(b *testing.B) {
 }
 
 // loadBench runs requests from 32 concurrent clients and reports their
-// rate (as unit) and p50/p99 latency; nothing asserts on time.
+// rate (as unit) and p50/p99 latency; nothing asserts on time. Every POST
+// carries a fresh Idempotency-Key.
 func loadBench(b *testing.B, unit string, want int, next func(worker int) (*http.Request, error)) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	var mu sync.Mutex
-	var workers atomic.Int64
+	var workers, seq atomic.Int64
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	lat := make([]time.Duration, 0, b.N)
 	b.SetParallelism((32 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	b.ResetTimer()
@@ -120,6 +123,10 @@ func loadBench(b *testing.B, unit string, want int, next func(worker int) (*http
 			if err != nil {
 				b.Error(err)
 				return
+			}
+			if req.Method == http.MethodPost {
+				// Every write sends a fresh key, as integrators do.
+				req.Header.Set(public.IdempotencyHeader, fmt.Sprintf("%s-%d-%d", run, worker, seq.Add(1)))
 			}
 			t0 := time.Now()
 			resp, err := client.Do(req)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -114,8 +115,9 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request, p *tenant.Principa
 	c := &call{}
 	res := &captured{header: http.Header{}}
 	var earlier *idempotency.Record
+	var at time.Time
 	err := s.writer.Run(r.Context(), u, func(ctx context.Context, uw *streams.Write) error {
-		c.unit = uw
+		c.unit, at = uw, uw.At
 		s.f.Mux.ServeHTTP(res, r.WithContext(context.WithValue(ctx, callKey{}, c)))
 		status := res.code()
 		if key == "" {
@@ -128,6 +130,11 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request, p *tenant.Principa
 		earlier, err = s.store(ctx, uw, c, res, r, fp, key)
 		return err
 	})
+	if idempotency.Answered(err) {
+		if earlier, err = s.earlier(r.Context(), p.CompanyID(), key, at); err == nil {
+			err = errEarlier
+		}
+	}
 	switch {
 	case idempotency.InProgress(err):
 		s.observeIdempotency(idempotency.KeyInProgress)
@@ -183,17 +190,27 @@ func (s *Server) store(ctx context.Context, w *streams.Write, c *call, res *capt
 	if err != nil {
 		return nil, err
 	}
-	err = idempotency.Save(ctx, w.Tx, &idempotency.Record{
+	// Kept with COMMIT: when an earlier request's live answer is in the
+	// way the statement fails, the run rolls back, and unit finds that
+	// answer in a new transaction.
+	return nil, w.Later(ctx, w.Tx, idempotency.Keep(&idempotency.Record{
 		CompanyID: w.CompanyID, Key: key, RequestHash: fp[:], Method: r.Method, Path: r.URL.EscapedPath(),
 		Status: status, Header: res.storedHeader(), Body: stored,
 		CreatedAt: w.At, ExpiresAt: w.At.Add(s.deps.IdempotencyTTL),
-	})
-	if errors.Is(err, idempotency.ErrLive) {
-		earlier, err := idempotency.Find(ctx, w.Tx, w.CompanyID, key, w.At)
-		if err == nil && earlier == nil {
+	}))
+}
+
+// earlier finds the live answer that refused an idempotent run's record
+// (idempotency.Answered), in a transaction of its own: the run's is gone.
+func (s *Server) earlier(ctx context.Context, companyID, key string, at time.Time) (*idempotency.Record, error) {
+	var rec *idempotency.Record
+	err := tenant.Tx(ctx, s.deps.DB, companyID, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		rec, err = idempotency.Find(ctx, tx, companyID, key, at)
+		if err == nil && rec == nil {
 			err = idempotency.ErrLive // cannot be: it was live a statement ago
 		}
-		return earlier, errors.Join(err, errEarlier)
-	}
-	return nil, err
+		return err
+	})
+	return rec, err
 }

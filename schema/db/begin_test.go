@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"oficina/ops/testkit"
@@ -46,6 +47,56 @@ func TestBeginSQLRunsInsideTheTransactionItStarts(t *testing.T) {
 		}
 		if after != "" || inTx {
 			t.Fatalf("after the transactions: setting %q, inside a transaction %v", after, inTx)
+		}
+	}
+}
+
+// Statements can travel with COMMIT too: they run inside the transaction
+// before it commits; a failing one is Commit's error, nothing of the
+// transaction is kept (a session setting changed in it is undone), and the
+// connection stays usable.
+func TestCommitSQLRunsBeforeTheCommitItTravelsWith(t *testing.T) {
+	t.Parallel()
+	pool := testkit.DB(t)
+	ctx := context.Background()
+	// One connection, whose session setting the transactions change.
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const appendTo = "SELECT set_config('app.probe', current_setting('app.probe', true) || '%s', false)"
+	for _, tc := range []struct {
+		name, sql string
+		fails     bool
+		want      string
+	}{
+		{name: "committed with the statements", sql: fmt.Sprintf(appendTo, "b"), want: "ab"},
+		{name: "a failing statement rolls everything back", sql: fmt.Sprintf(appendTo, "b") + "; SELECT 1/0", fails: true, want: ""},
+	} {
+		if _, err := conn.ExecContext(ctx, "SELECT set_config('app.probe', '', false)"); err != nil {
+			t.Fatal(err)
+		}
+		c := &db.CommitSQL{}
+		tx, err := conn.BeginTx(db.WithCommitSQL(ctx, c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(appendTo, "a")); err != nil {
+			t.Fatal(err)
+		}
+		c.SQL = tc.sql
+		err = tx.Commit()
+		if !c.Taken || (err != nil) != tc.fails {
+			t.Fatalf("%s: taken=%v, commit: %v", tc.name, c.Taken, err)
+		}
+		var got string
+		var inTx bool
+		if err := conn.NewRaw("SELECT current_setting('app.probe', true), now() <> statement_timestamp()").Scan(ctx, &got, &inTx); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want || inTx {
+			t.Errorf("%s: setting %q (want %q), inside a transaction %v", tc.name, got, tc.want, inTx)
 		}
 	}
 }

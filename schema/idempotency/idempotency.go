@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 )
 
 // TTL is how long a stored response is replayed (part 8).
@@ -190,16 +191,9 @@ var ErrLive = errors.New("idempotency: the key already has a stored answer")
 // statement is a function whose plan PostgreSQL keeps (migration
 // plan_cached_writes).
 func Save(ctx context.Context, tx bun.IDB, rec *Record) error {
-	if rec.Header == nil {
-		rec.Header = http.Header{}
-	}
-	body := rec.Body
-	if body == nil {
-		body = []byte{} // an empty body, not NULL
-	}
-	headers, err := json.Marshal(rec.Header)
+	headers, body, err := stored(rec)
 	if err != nil {
-		return fmt.Errorf("idempotency: save: %w", err)
+		return err
 	}
 	var saved bool
 	err = tx.NewRaw("SELECT oficina_idempotency_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key, rec.RequestHash,
@@ -211,6 +205,51 @@ func Save(ctx context.Context, tx bun.IDB, rec *Record) error {
 		return ErrLive
 	}
 	return nil
+}
+
+// Keep is Save as a statement to send with the write's COMMIT
+// (streams.Write.Later): no round trip of its own. A live record in the
+// way fails the statement, which rolls the write back; Answered reports
+// that error, and the caller finds the earlier answer (Find) in a new
+// transaction.
+func Keep(rec *Record) schema.QueryAppender { return keep{rec} }
+
+type keep struct{ rec *Record }
+
+func (k keep) AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error) {
+	rec := k.rec
+	headers, body, err := stored(rec)
+	if err != nil {
+		return nil, err
+	}
+	return gen.AppendQuery(b, "SELECT oficina_idempotency_keep(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key,
+		rec.RequestHash, rec.Method, rec.Path, rec.Status, string(headers), body, rec.CreatedAt, rec.ExpiresAt), nil
+}
+
+// answeredCode is the SQLSTATE oficina_idempotency_keep raises.
+const answeredCode = "OF208"
+
+// Answered reports whether err is Keep's refusal: a live record already
+// answers for the key (an earlier request with it finished).
+func Answered(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == answeredCode
+}
+
+// stored returns rec's headers as JSON and its body, empty rather than nil.
+func stored(rec *Record) (headers, body []byte, err error) {
+	if rec.Header == nil {
+		rec.Header = http.Header{}
+	}
+	body = rec.Body
+	if body == nil {
+		body = []byte{} // an empty body, not NULL
+	}
+	headers, err = json.Marshal(rec.Header)
+	if err != nil {
+		return nil, nil, fmt.Errorf("idempotency: save: %w", err)
+	}
+	return headers, body, nil
 }
 
 // Find returns the record of key still live at now, or nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +144,61 @@ func TestClaimSaveAndExpiry(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Keep stores the record with the write's COMMIT; over a live record it
+// fails the commit with the error Answered recognises, and nothing of that
+// transaction is kept; over an expired one it replaces it. Both on a pool
+// that sends it with COMMIT and inside another transaction (a statement of
+// its own).
+func TestKeepRefusesALiveRecordAtCommit(t *testing.T) {
+	t.Parallel()
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	for _, nested := range []bool{false, true} {
+		key := "keep-" + strconv.FormatBool(nested)
+		rec := func(at time.Time, status int) *idempotency.Record {
+			return &idempotency.Record{CompanyID: co.Company.ID, Key: key, RequestHash: make([]byte, 32), Method: "POST",
+				Path: "/x", Status: status, Body: []byte("{}"), CreatedAt: at, ExpiresAt: at.Add(idempotency.TTL)}
+		}
+		keep := func(r *idempotency.Record) error {
+			run := func(idb bun.IDB) error {
+				return tenant.TxAround(ctx, idb, co.Company.ID, "", func(ctx context.Context, tx bun.Tx) (string, error) {
+					if _, err := tx.ExecContext(ctx, "SELECT set_config('app.probe', 'x', true)"); err != nil {
+						return "", err
+					}
+					b, err := idempotency.Keep(r).AppendQuery(co.DB.QueryGen(), nil)
+					return string(b), err
+				})
+			}
+			if !nested {
+				return run(co.DB)
+			}
+			return co.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return run(tx) })
+		}
+		status := func() int {
+			var got int
+			co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+				r, err := idempotency.Find(ctx, tx, co.Company.ID, key, now.Add(idempotency.TTL))
+				if r != nil {
+					got = r.Status
+				}
+				return err
+			})
+			return got
+		}
+		if err := keep(rec(now, 201)); err != nil {
+			t.Fatalf("nested=%v: first keep: %v", nested, err)
+		}
+		if err := keep(rec(now.Add(time.Hour), 200)); !idempotency.Answered(err) {
+			t.Errorf("nested=%v: keep over a live record: %v", nested, err)
+		}
+		if err := keep(rec(now.Add(idempotency.TTL), 202)); err != nil {
+			t.Errorf("nested=%v: keep over an expired record: %v", nested, err)
+		}
+		if got := status(); got != 202 {
+			t.Errorf("nested=%v: stored status %d, want 202", nested, got)
+		}
+	}
 }

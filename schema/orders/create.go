@@ -110,7 +110,7 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, 
 	}
 	checklist := c.checklistItems()
 	// The quota and number rows stay locked until commit: take them last,
-	// right before the order row and its events (two statements, then the
+	// right before the events (two statements, then the order row with the
 	// commit).
 	n, err := takeNumber(ctx, tx, w.CompanyID, c, w.At)
 	if err != nil {
@@ -122,7 +122,9 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, 
 			return nil, err
 		}
 	}
-	if _, err := tx.NewInsert().Model(o).Exec(ctx); err != nil {
+	// Nothing in the write reads the row back (the links to it are
+	// deferred foreign keys), so it travels with COMMIT.
+	if err := w.Later(ctx, tx, tx.NewInsert().Model(o)); err != nil {
 		return nil, fmt.Errorf("orders: create: %w", err)
 	}
 	if d.sendToTechnician {

@@ -176,9 +176,6 @@ func insertSale(ctx context.Context, tx bun.IDB, s *Row, cc *companyContext, e E
 	if err != nil {
 		return err
 	}
-	if err := b.exec(ctx, tx); err != nil {
-		return err
-	}
 	moves, err := products.Apply(ctx, tx, s.CompanyID, stockWanted(s), products.ReasonSale, &s.ID, now)
 	if err != nil {
 		return err
@@ -197,7 +194,9 @@ func insertSale(ctx context.Context, tx bun.IDB, s *Row, cc *companyContext, e E
 	if err := b.insert(tx, s, 1); err != nil {
 		return err
 	}
-	if err := b.exec(ctx, tx); err != nil {
+	// Nothing in the write reads these rows back (the links to the sale
+	// are deferred foreign keys): they travel with COMMIT.
+	if err := e.Write.Later(ctx, tx, b); err != nil {
 		return err
 	}
 	changes := append([]streams.Change{{Type: EventCreated, Object: s.View(false)}}, events...)

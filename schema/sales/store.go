@@ -138,6 +138,15 @@ func (b *batch) insert(tx bun.IDB, model any, n int) error {
 	return b.add(tx.NewInsert().Model(model))
 }
 
+// AppendQuery appends the batch's statements, already formatted, so a
+// write can send them with its COMMIT (streams.Write.Later).
+func (b *batch) AppendQuery(_ schema.QueryGen, dst []byte) ([]byte, error) {
+	if len(b.sql) == 0 {
+		return append(dst, "SELECT 1"...), nil
+	}
+	return append(dst, b.sql...), nil
+}
+
 // exec sends the batch.
 func (b *batch) exec(ctx context.Context, tx bun.IDB) error {
 	if len(b.sql) == 0 {

@@ -199,7 +199,9 @@ func CheckAssignee(ctx context.Context, tx bun.IDB, id, typ *string) error {
 
 // Open opens a task in w's company, leaving the task.created change to the
 // caller, who records it together with the other events of its write (one outbox statement).
-// The assignee must have been checked with CheckAssignee.
+// The assignee must have been checked with CheckAssignee. The row is
+// inserted with the write's COMMIT (streams.Write.Later): the write must
+// not read it back.
 func Open(ctx context.Context, tx bun.IDB, w *streams.Write, in TaskCreate) (*Row, streams.Change, error) {
 	var f apierr.Fields
 	in.Check(&f, "")
@@ -215,7 +217,8 @@ func Open(ctx context.Context, tx bun.IDB, w *streams.Write, in TaskCreate) (*Ro
 	if r.Priority == "" {
 		r.Priority = DefaultPriority
 	}
-	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
+	// Nothing references a new task, so the row travels with COMMIT.
+	if err := w.Later(ctx, tx, tx.NewInsert().Model(r)); err != nil {
 		return nil, streams.Change{}, fmt.Errorf("tasks: create: %w", err)
 	}
 	return r, streams.Change{Type: EventCreated, Object: r.View(w.At)}, nil
