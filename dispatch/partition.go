@@ -62,8 +62,10 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	go w.keepAlive(beat)
 	for soft.Err() == nil && hard.Err() == nil {
 		// Fetch hands every message to admit, which never blocks, so no
-		// message sits in a client buffer when the loop stops.
-		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(time.Second))
+		// message sits in a client buffer when the loop stops. Once the
+		// partition holds MaxAckPending, JetStream sends no more: that is
+		// the back-pressure of a healthy backlog.
+		batch, err := cons.Fetch(fetchSize, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			if hard.Err() != nil || soft.Err() != nil {
 				break
@@ -72,9 +74,14 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 			sleepCtx(soft, 200*time.Millisecond)
 			continue
 		}
+		behind := -1 // unknown
 		for msg := range batch.Messages() {
+			if md, err := msg.Metadata(); err == nil {
+				behind = int(md.NumPending)
+			}
 			w.admit(msg)
 		}
+		w.makeRoom(hard, cons, behind)
 	}
 	w.mu.Lock()
 	w.stopping = true
@@ -93,6 +100,39 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	}
 	w.wg.Wait()
 	return nil
+}
+
+// fetchSize is the most messages one fetch asks for.
+const fetchSize = 100
+
+// makeRoom parks each company's excess over its share when the partition
+// is full (a fetch would get nothing) and messages wait behind what it
+// holds: they may be another company's, which would otherwise wait for
+// this backlog to drain (decision 0023). behind is the consumer's count of
+// messages not yet delivered after the last fetch, or -1 to ask.
+func (w *partition) makeRoom(ctx context.Context, cons jetstream.Consumer, behind int) {
+	w.mu.Lock()
+	full := len(w.held) >= w.d.cfg.MaxAckPending-min(fetchSize, w.d.cfg.MaxAckPending/4)
+	w.mu.Unlock()
+	if !full {
+		return
+	}
+	if behind < 0 {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return
+		}
+		behind = int(info.NumPending)
+	}
+	if behind == 0 {
+		return // nothing waits: the backlog in hand drains as it is
+	}
+	w.mu.Lock()
+	park, delays := w.g.evict()
+	w.mu.Unlock()
+	for i, j := range park {
+		w.park(j, delays[i])
+	}
 }
 
 // keepAlive tells JetStream, every third of AckWait, that each held
