@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/streams"
 )
 
 // gate holds the caps of one partition: at most CompanyCap sends in flight
@@ -43,12 +45,11 @@ type endpointState struct {
 	probeAfter time.Time
 }
 
-// job is one message waiting for, or holding, a slot.
+// job is one message waiting for, or holding, a slot, with the delivery
+// message parsed from it once (admit).
 type job struct {
-	msg        jetstream.Msg
-	company    string
-	endpointID string
-	deliveryID string
+	msg jetstream.Msg
+	dm  streams.DeliveryMessage
 }
 
 func newGate(c Config) *gate {
@@ -82,7 +83,7 @@ func (g *gate) window(ep *endpointState) int {
 // admit decides for a new job: start it now, queue it (a healthy
 // endpoint), or park it (a failing endpoint: back after parkFor).
 func (g *gate) admit(j job) (start, park bool) {
-	co, ep := g.state(j.company, j.endpointID)
+	co, ep := g.state(j.dm.CompanyID, j.dm.EndpointID)
 	probe := !ep.failing || !time.Now().Before(ep.probeAfter)
 	if probe && ep.inflight < g.window(ep) && co.inflight < g.companyCap && len(ep.queue) == 0 {
 		ep.inflight++
@@ -95,7 +96,7 @@ func (g *gate) admit(j job) (start, park bool) {
 		return false, true
 	}
 	if len(ep.queue) == 0 {
-		co.order = append(co.order, j.endpointID)
+		co.order = append(co.order, j.dm.EndpointID)
 	}
 	ep.queue = append(ep.queue, j)
 	co.queued++
@@ -150,7 +151,7 @@ func (g *gate) parkFor(ep *endpointState) time.Duration {
 // jobs to start now and, when the endpoint just started failing, its
 // queue to park (each back after parkFor).
 func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
-	co, ep := g.state(j.company, j.endpointID)
+	co, ep := g.state(j.dm.CompanyID, j.dm.EndpointID)
 	ep.inflight--
 	co.inflight--
 	if sent {
@@ -190,7 +191,7 @@ func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
 		}
 	}
 	if co.inflight == 0 && co.queued == 0 && !anyFailing(co) {
-		delete(g.companies, j.company) // keep memory to active companies
+		delete(g.companies, j.dm.CompanyID) // keep memory to active companies
 	}
 	return start, park
 }

@@ -184,8 +184,8 @@ func (w *partition) hold(deliveryID string, msg jetstream.Msg) bool {
 // JetStream to redeliver.
 func (w *partition) release(j job) {
 	w.mu.Lock()
-	if h, ok := w.held[j.deliveryID]; ok && h.msg == j.msg {
-		delete(w.held, j.deliveryID)
+	if h, ok := w.held[j.dm.DeliveryID]; ok && h.msg == j.msg {
+		delete(w.held, j.dm.DeliveryID)
 	}
 	w.mu.Unlock()
 }
@@ -209,47 +209,41 @@ func (w *partition) admit(msg jetstream.Msg) {
 	if !w.hold(dm.DeliveryID, msg) {
 		return
 	}
-	j := job{msg: msg, company: dm.CompanyID, endpointID: dm.EndpointID, deliveryID: dm.DeliveryID}
+	j := job{msg: msg, dm: dm}
 	w.mu.Lock()
 	start, park := w.g.admit(j)
 	var delay time.Duration
 	if park {
-		_, ep := w.g.state(j.company, j.endpointID)
+		_, ep := w.g.state(j.dm.CompanyID, j.dm.EndpointID)
 		delay = w.g.parkFor(ep)
 	}
 	w.mu.Unlock()
 	switch {
 	case start:
-		w.run(j, dm)
+		w.run(j)
 	case park:
 		w.park(j, delay)
 	}
 }
 
-func (w *partition) run(j job, dm streams.DeliveryMessage) {
+func (w *partition) run(j job) {
 	w.wg.Go(func() {
-		out, err := w.d.handle(w.hard, dm, func(failing bool) {
+		out, err := w.d.handle(w.hard, j.dm, func(failing bool) {
 			w.mu.Lock()
-			w.g.setFailing(j.company, j.endpointID, failing)
+			w.g.setFailing(j.dm.CompanyID, j.dm.EndpointID, failing)
 			w.mu.Unlock()
 		})
-		w.finish(j, dm, out, err)
+		w.finish(j, out, err)
 		w.mu.Lock()
 		start, park := w.g.done(j, out.sent, out.ok, out.failing)
 		var delays []time.Duration
 		for range park {
-			_, ep := w.g.state(j.company, j.endpointID)
+			_, ep := w.g.state(j.dm.CompanyID, j.dm.EndpointID)
 			delays = append(delays, w.g.parkFor(ep))
 		}
 		w.mu.Unlock()
 		for _, s := range start {
-			sdm, err := streams.ParseDeliveryMessage(s.msg.Headers(), s.msg.Data())
-			if err != nil {
-				_ = s.msg.Term()
-				w.release(s)
-				continue
-			}
-			w.run(s, sdm)
+			w.run(s)
 		}
 		for i, p := range park {
 			w.park(p, delays[i])
@@ -260,19 +254,19 @@ func (w *partition) run(j job, dm streams.DeliveryMessage) {
 // finish acks the message, after scheduling the next attempt when there is
 // one. On an error the message is parked (no attempt spent); when the lease
 // is lost it is left un-acked for the next owner.
-func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err error) {
+func (w *partition) finish(j job, out outcome, err error) {
 	if err != nil {
 		if w.hard.Err() != nil {
 			w.release(j)
 			return
 		}
-		w.d.cfg.Log.Error("dispatch: delivery", "delivery", dm.DeliveryID, "err", err)
+		w.d.cfg.Log.Error("dispatch: delivery", "delivery", j.dm.DeliveryID, "err", err)
 		w.park(j, w.d.cfg.ParkDelay)
 		return
 	}
 	if !out.retryAt.IsZero() {
 		if err := w.schedule(j, out.retryAt); err != nil {
-			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", dm.DeliveryID, "err", err)
+			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", j.dm.DeliveryID, "err", err)
 			w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
 			return
 		}
@@ -289,7 +283,7 @@ func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err e
 // and comes back after AckWait.
 func (w *partition) park(j job, delay time.Duration) {
 	h := j.msg.Headers()
-	m, err := jsconfig.RetryMsg(j.company, j.endpointID, h.Get(streams.HeaderDeliveryID), time.Now().Add(delay), h, j.msg.Data())
+	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, time.Now().Add(delay), h, j.msg.Data())
 	if err == nil {
 		var f jetstream.PubAckFuture
 		if f, err = w.d.cfg.JS.PublishMsgAsync(m); err == nil {
@@ -313,7 +307,7 @@ func (w *partition) park(j job, delay time.Duration) {
 
 func (w *partition) schedule(j job, at time.Time) error {
 	h := j.msg.Headers()
-	m, err := jsconfig.RetryMsg(j.company, j.endpointID, h.Get(streams.HeaderDeliveryID), at, h, j.msg.Data())
+	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, at, h, j.msg.Data())
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"oficina/streams"
 )
 
 // Spec 2.8: about 3 days of retries; DefaultSchedule is documented in
@@ -74,7 +76,7 @@ func TestParseRetryAfter(t *testing.T) {
 func TestGateCaps(t *testing.T) {
 	t.Parallel()
 	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, CompanyShare: 14})
-	j := func(ep string) job { return job{company: "co", endpointID: ep} }
+	j := func(ep string) job { return job{dm: streams.DeliveryMessage{CompanyID: "co", EndpointID: ep}} }
 	count := func(ep string, n int) (started, queued, parked int) {
 		for range n {
 			s, p := g.admit(j(ep))
@@ -97,7 +99,7 @@ func TestGateCaps(t *testing.T) {
 	}
 	// Held 15, share 14: a full partition parks the newest of the longest queue.
 	park, delays := g.evict()
-	if len(park) != 1 || len(delays) != 1 || park[0].endpointID != "a" {
+	if len(park) != 1 || len(delays) != 1 || park[0].dm.EndpointID != "a" {
 		t.Fatalf("evicted %v, want one job of a", park)
 	}
 	if park, _ := g.evict(); len(park) != 0 {
@@ -161,7 +163,7 @@ func TestFailingEndpointProbedOncePerInterval(t *testing.T) {
 	t.Parallel()
 	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, CompanyShare: 10,
 		ParkDelay: time.Second, FailingParkSpread: time.Minute, FailingProbeInterval: time.Hour})
-	j := job{company: "co", endpointID: "ep"}
+	j := job{dm: streams.DeliveryMessage{CompanyID: "co", EndpointID: "ep"}}
 	if s, _ := g.admit(j); !s {
 		t.Fatal("first delivery must start")
 	}

@@ -28,6 +28,9 @@ func NewReceiver() *Receiver {
 	// Many companies' endpoints point here at once, as at a big
 	// integrator; don't let the accept backlog or keep-alives be the limit.
 	r.srv.Config.ReadHeaderTimeout = 10 * time.Second
+	// Offer HTTP/2, as most HTTPS receivers do: the dispatcher's client
+	// then multiplexes its sends on few connections (issue 16).
+	r.srv.EnableHTTP2 = true
 	r.srv.StartTLS()
 	return r
 }
