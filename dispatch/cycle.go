@@ -55,12 +55,14 @@ func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[s
 	var plans []batchResult[plan]
 	now := d.cfg.Now()
 	err := d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var err error
-		// Records first: they finish sends already made.
-		if outs, err = d.recordTx(ctx, tx, recs, now); err != nil {
+		// Records first: they finish sends already made. When all succeeded
+		// their call goes with the prepare's, in one statement.
+		outs0, joined, err := d.recordTx(ctx, tx, recs, now, len(dms) > 0)
+		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
-		if plans, err = d.prepareTx(ctx, tx, dms, now); err != nil {
+		outs = outs0
+		if plans, err = d.prepareTx(ctx, tx, dms, now, joined); err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
 		return nil

@@ -47,12 +47,18 @@ type plan struct {
 	closed  string // why the delivery was closed without an attempt, if it was
 }
 
+// viewsSQL reads what the deliveries of a batch need before their send.
+const viewsSQL = "SELECT oficina_dispatch_views(?, ?, ?)"
+
 // prepareTx checks each delivery before its send: still pending, its
 // endpoint exists and is enabled, the company's plan has the API and the
 // subscriber still has access. Otherwise it closes the delivery (no attempt
 // used) and its plan sends nothing. The checks of the whole batch are one
-// call of oficina_dispatch_views.
-func (d *Dispatcher) prepareTx(ctx context.Context, tx bun.Tx, dms []streams.DeliveryMessage, now time.Time) ([]batchResult[plan], error) {
+// call of oficina_dispatch_views. rec, when set, are the arguments of the
+// cycle's successes (succeededSQL): they are recorded first, in the same
+// statement, so a cycle of successes and prepares is one round trip between
+// BEGIN and COMMIT.
+func (d *Dispatcher) prepareTx(ctx context.Context, tx bun.Tx, dms []streams.DeliveryMessage, now time.Time, rec []any) ([]batchResult[plan], error) {
 	if len(dms) == 0 {
 		return nil, nil
 	}
@@ -61,9 +67,14 @@ func (d *Dispatcher) prepareTx(ctx context.Context, tx bun.Tx, dms []streams.Del
 	for _, dm := range dms {
 		companies, dids, eids = append(companies, dm.CompanyID), append(dids, dm.DeliveryID), append(eids, dm.EndpointID)
 	}
+	query, args := viewsSQL, []any{pgdialect.Array(companies), pgdialect.Array(dids), pgdialect.Array(eids)}
+	if rec != nil {
+		// The CTE is read before the views are computed: the successes are
+		// recorded first, as when they run on their own.
+		query, args = "WITH r AS MATERIALIZED ("+succeededSQL+") "+viewsSQL+" FROM r", append(rec, args...)
+	}
 	var raw []byte
-	if err := tx.QueryRowContext(ctx, "SELECT oficina_dispatch_views(?, ?, ?)",
-		pgdialect.Array(companies), pgdialect.Array(dids), pgdialect.Array(eids)).Scan(&raw); err != nil {
+	if err := tx.QueryRowContext(ctx, query, args...).Scan(&raw); err != nil {
 		return nil, fmt.Errorf("read views: %w", err)
 	}
 	views := map[string]*companyView{}

@@ -53,11 +53,14 @@ type attemptReq struct {
 // endpoint's health (auto-disable after DisableAfter of failures only).
 // Successes, the bulk at load, are one call whatever their number and
 // companies; failures, rarer, one by one, then their details in one call.
-func (d *Dispatcher) recordTx(ctx context.Context, tx bun.Tx, reqs []attemptReq, now time.Time) ([]batchResult[outcome], error) {
+// With join, when every attempt succeeded, the successes' call is not run
+// but returned (its arguments) for the cycle to send with its prepare, in
+// the same statement.
+func (d *Dispatcher) recordTx(ctx context.Context, tx bun.Tx, reqs []attemptReq, now time.Time, join bool) (out []batchResult[outcome], joined []any, err error) {
 	if len(reqs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	out := make([]batchResult[outcome], len(reqs))
+	out = make([]batchResult[outcome], len(reqs))
 	var ok, failed []int
 	for i := range reqs {
 		if reqs[i].r.ok() {
@@ -66,8 +69,18 @@ func (d *Dispatcher) recordTx(ctx context.Context, tx bun.Tx, reqs []attemptReq,
 			failed = append(failed, i)
 		}
 	}
-	if err := recordSucceeded(ctx, tx, reqs, ok, now); err != nil {
-		return nil, err
+	args, err := succeededArgs(reqs, ok, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case args == nil:
+	case join && len(failed) == 0:
+		joined = args
+	default:
+		if _, err := tx.ExecContext(ctx, succeededSQL, args...); err != nil {
+			return nil, nil, fmt.Errorf("record successes: %w", err)
+		}
 	}
 	for _, i := range ok {
 		out[i] = batchResult[outcome]{res: outcome{sent: true, ok: true}}
@@ -80,27 +93,31 @@ func (d *Dispatcher) recordTx(ctx context.Context, tx bun.Tx, reqs []attemptReq,
 	for k, i := range failed {
 		if k == 0 || reqs[failed[k-1]].dm.CompanyID != reqs[i].dm.CompanyID {
 			if err := tenant.Scope(ctx, tx, reqs[i].dm.CompanyID); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		o, err := d.recordFailed(ctx, tx, reqs[i], now)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i] = batchResult[outcome]{res: o}
 	}
 	if err := recordDetails(ctx, tx, reqs, failed); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, joined, nil
 }
 
-// recordSucceeded writes the 2xx attempts reqs[idx] of every company, with
-// what each sent and got, in one call of oficina_dispatch_succeeded: one
-// insert per attempt, no second write of its details.
-func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int, now time.Time) error {
+// succeededSQL records 2xx attempts, with succeededArgs: one insert per
+// attempt with what it sent and got (no second write of its details), the
+// deliveries and the endpoints' marks, whatever the companies.
+const succeededSQL = "SELECT oficina_dispatch_succeeded(?, ?, ?, ?, ?, ?, ?, ?)"
+
+// succeededArgs are succeededSQL's arguments for the 2xx attempts
+// reqs[idx]; nil when idx is empty.
+func succeededArgs(reqs []attemptReq, idx []int, now time.Time) ([]any, error) {
 	if len(idx) == 0 {
-		return nil
+		return nil, nil
 	}
 	var companies, aids, dids, eids []string
 	var started []time.Time
@@ -108,7 +125,7 @@ func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []in
 	var details []string
 	for _, i := range idx {
 		if reqs[i].dm.CompanyID == "" {
-			return tenant.ErrNoCompany
+			return nil, tenant.ErrNoCompany
 		}
 		companies = append(companies, reqs[i].dm.CompanyID)
 		aids = append(aids, ids.New("wha"))
@@ -120,17 +137,13 @@ func recordSucceeded(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []in
 		if reqs[i].r.detail != nil {
 			var err error
 			if b, err = json.Marshal(reqs[i].r.detail); err != nil {
-				return fmt.Errorf("attempt details: %w", err)
+				return nil, fmt.Errorf("attempt details: %w", err)
 			}
 		}
 		details = append(details, string(b))
 	}
-	if _, err := tx.ExecContext(ctx, "SELECT oficina_dispatch_succeeded(?, ?, ?, ?, ?, ?, ?, ?)",
-		pgdialect.Array(companies), pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(eids),
-		pgdialect.Array(started), pgdialect.Array(codes), pgdialect.Array(details), now); err != nil {
-		return fmt.Errorf("record successes: %w", err)
-	}
-	return nil
+	return []any{pgdialect.Array(companies), pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(eids),
+		pgdialect.Array(started), pgdialect.Array(codes), pgdialect.Array(details), now}, nil
 }
 
 // recordFailed writes a non-2xx (or unanswered) attempt: the delivery is
