@@ -50,6 +50,8 @@ type endpointState struct {
 type job struct {
 	msg jetstream.Msg
 	dm  streams.DeliveryMessage
+	// retry: the message is the delivery's scheduled retry, due now.
+	retry bool
 }
 
 func newGate(c Config) *gate {
@@ -84,7 +86,11 @@ func (g *gate) window(ep *endpointState) int {
 // endpoint), or park it (a failing endpoint: back after parkFor).
 func (g *gate) admit(j job) (start, park bool) {
 	co, ep := g.state(j.dm.CompanyID, j.dm.EndpointID)
-	probe := !ep.failing || !time.Now().Before(ep.probeAfter)
+	// A delivery's scheduled retry has waited its schedule: it may probe
+	// before the interval ends (the first retry, 5 s ± 10 %, would
+	// otherwise often land just inside a 5 s interval and be parked for
+	// minutes), still one at a time.
+	probe := !ep.failing || j.retry || !time.Now().Before(ep.probeAfter)
 	if probe && ep.inflight < g.window(ep) && co.inflight < g.companyCap && len(ep.queue) == 0 {
 		ep.inflight++
 		co.inflight++

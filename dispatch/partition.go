@@ -102,6 +102,10 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	return nil
 }
 
+// headerRetry marks a delivery's scheduled retry (schedule), as opposed to
+// a parked message (park), which does not carry it.
+const headerRetry = "Oficina-Dispatch-Retry"
+
 // fetchSize is the most messages one fetch asks for.
 const fetchSize = 100
 
@@ -209,7 +213,7 @@ func (w *partition) admit(msg jetstream.Msg) {
 	if !w.hold(dm.DeliveryID, msg) {
 		return
 	}
-	j := job{msg: msg, dm: dm}
+	j := job{msg: msg, dm: dm, retry: msg.Headers().Get(headerRetry) != ""}
 	w.mu.Lock()
 	start, park := w.g.admit(j)
 	var delay time.Duration
@@ -285,6 +289,8 @@ func (w *partition) park(j job, delay time.Duration) {
 	h := j.msg.Headers()
 	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, time.Now().Add(delay), h, j.msg.Data())
 	if err == nil {
+		m.Header.Del(headerRetry) // parked: no longer a retry due
+
 		var f jetstream.PubAckFuture
 		if f, err = w.d.cfg.JS.PublishMsgAsync(m); err == nil {
 			w.wg.Go(func() {
@@ -311,6 +317,7 @@ func (w *partition) schedule(j job, at time.Time) error {
 	if err != nil {
 		return err
 	}
+	m.Header.Set(headerRetry, "1")
 	ctx, cancel := context.WithTimeout(w.hard, 10*time.Second)
 	defer cancel()
 	if _, err := w.d.cfg.JS.PublishMsg(ctx, m); err != nil {

@@ -158,7 +158,9 @@ func TestParkDelayGrowsWithBacklog(t *testing.T) {
 
 // Issue 5 "1 while the endpoint is failing": a failing endpoint is probed
 // one delivery at a time and at most once per FailingProbeInterval; what
-// arrives in between is parked, no attempt spent.
+// arrives in between is parked, no attempt spent — except a delivery's
+// scheduled retry, which is due (it waited its schedule), still one at a
+// time.
 func TestFailingEndpointProbedOncePerInterval(t *testing.T) {
 	t.Parallel()
 	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, CompanyShare: 10,
@@ -171,6 +173,15 @@ func TestFailingEndpointProbedOncePerInterval(t *testing.T) {
 	if s, p := g.admit(j); s || !p {
 		t.Fatalf("admit within the probe interval: start %v park %v, want parked", s, p)
 	}
+	retry := j
+	retry.retry = true
+	if s, _ := g.admit(retry); !s {
+		t.Fatal("a scheduled retry due within the probe interval must start: it waited its schedule")
+	}
+	if s, p := g.admit(retry); s || !p {
+		t.Fatal("a second retry while the first is in flight must be parked: one at a time")
+	}
+	g.done(retry, true, false, true)
 	g.companies["co"].endpoints["ep"].probeAfter = time.Now().Add(-time.Second)
 	if s, _ := g.admit(j); !s {
 		t.Fatal("after the probe interval one delivery must start")
