@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"oficina/schema/db"
 	"oficina/schema/service"
 	"oficina/tenant"
 )
@@ -220,18 +223,34 @@ func (p *Publisher) Publish(ctx context.Context, rs []Recorded) error {
 }
 
 // mark records acked as published: each company's rows in its own scope,
-// all in one message (one round trip, one implicit transaction).
+// all in one message (one round trip, one implicit transaction). Companies
+// and keys go in sorted order, so markers of several processes lock rows in
+// the same order. A dispatcher recording the same deliveries may still
+// deadlock with the whole batch (found by make bench); PostgreSQL then
+// ends one of the two, and the batch is marked again company by company,
+// each a short transaction of its own.
 func (p *Publisher) mark(ctx context.Context, acked []outMsg) error {
 	byCompany := map[string][]outMsg{}
 	for _, m := range acked {
 		byCompany[m.company] = append(byCompany[m.company], m)
 	}
-	entries := make([]tenant.Scoped, 0, len(byCompany))
-	for co, ms := range byCompany {
-		q, args := markStatements(ms, p.WallNow())
+	companies := slices.Sorted(maps.Keys(byCompany))
+	entries := make([]tenant.Scoped, 0, len(companies))
+	for _, co := range companies {
+		q, args := markStatements(byCompany[co], p.WallNow())
 		entries = append(entries, tenant.Scoped{CompanyID: co, Statements: q, Args: args})
 	}
-	if err := tenant.ExecAll(ctx, p.db, entries); err != nil {
+	err := tenant.ExecAll(ctx, p.db, entries)
+	if err != nil && db.IsConflict(err) && len(entries) > 1 {
+		var errs []error
+		for _, e := range entries {
+			if err := tenant.ExecAll(ctx, p.db, []tenant.Scoped{e}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		err = errors.Join(errs...)
+	}
+	if err != nil {
 		return fmt.Errorf("streams: mark published: %w", err)
 	}
 	return nil
@@ -326,6 +345,8 @@ func markStatements(ms []outMsg, now time.Time) (string, []any) {
 			deliveries = append(deliveries, m.deliveryID)
 		}
 	}
+	slices.Sort(events)
+	slices.Sort(deliveries)
 	return "SET LOCAL synchronous_commit = off;\nSELECT oficina_mark_published(?, ?, ?)",
 		[]any{pgdialect.Array(events), pgdialect.Array(deliveries), now}
 }

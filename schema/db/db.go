@@ -223,6 +223,14 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
+// IsConflict reports a transaction PostgreSQL ended to break a conflict
+// with another (deadlock 40P01, serialization failure 40001): running it
+// again, or in smaller pieces, may succeed.
+func IsConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
 // IsUniqueViolation reports a unique constraint failure (SQLSTATE 23505).
 func IsUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
