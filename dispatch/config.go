@@ -35,7 +35,7 @@ const (
 	// DefaultMaxAckPending bounds the un-acked messages of a partition:
 	// what waits in memory for a free slot. JetStream keeps the rest of a
 	// healthy backlog (decision 0023).
-	DefaultMaxAckPending = 2000
+	DefaultMaxAckPending = 500
 	DefaultBatchSize     = 128
 	DefaultBatchWorkers  = 2
 )

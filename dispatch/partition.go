@@ -289,7 +289,14 @@ func (w *partition) park(j job, delay time.Duration) {
 	h := j.msg.Headers()
 	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, time.Now().Add(delay), h, j.msg.Data())
 	if err == nil {
-		m.Header.Del(headerRetry) // parked: no longer a retry due
+		// A parked retry stays a retry: it has waited its schedule, so when
+		// it comes back it may probe the failing endpoint at once (still
+		// one at a time) instead of waiting out the probe interval and
+		// being parked again for up to FailingParkSpread. Anything else
+		// parked is not a retry due.
+		if !j.retry {
+			m.Header.Del(headerRetry)
+		}
 
 		var f jetstream.PubAckFuture
 		if f, err = w.d.cfg.JS.PublishMsgAsync(m); err == nil {
