@@ -96,11 +96,12 @@ func keepHeaders(h http.Header) map[string][]string {
 	return out
 }
 
-// recordDetails writes the details of the attempts of reqs that were sent,
-// in the record's transaction, after the attempts themselves: one call of
-// oficina_attempt_details, which also notes what triggered each attempt
-// and the next attempt it scheduled.
-func recordDetails(ctx context.Context, tx bun.Tx, reqs []attemptReq) error {
+// recordDetails writes the details of the failed attempts reqs[idx] that
+// were sent, in the record's transaction, after the attempts themselves:
+// one call of oficina_attempt_details, which also notes what triggered each
+// attempt and the next attempt it scheduled. (A success's details go in
+// with its attempt: oficina_dispatch_succeeded.)
+func recordDetails(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int) error {
 	type entry struct {
 		Company  string    `json:"company"`
 		Delivery string    `json:"delivery"`
@@ -108,8 +109,8 @@ func recordDetails(ctx context.Context, tx bun.Tx, reqs []attemptReq) error {
 		*attemptDetail
 	}
 	var es []entry
-	for _, q := range reqs {
-		if q.r.detail != nil {
+	for _, i := range idx {
+		if q := reqs[i]; q.r.detail != nil {
 			// The attempt row was written with the time as bun sends it:
 			// microseconds, cut.
 			es = append(es, entry{q.dm.CompanyID, q.dm.DeliveryID, q.started.UTC().Truncate(time.Microsecond), q.r.detail})

@@ -278,3 +278,28 @@ func TestSlowBacklogDoesNotBlockOtherCompanies(t *testing.T) {
 		t.Errorf("company A has %d finished attempts: B should not have waited for A's sends", n)
 	}
 }
+
+// Issue 16 item 5 "JetStream holds the backlog": a healthy endpoint's
+// backlog, larger than what the partition may hold (MaxAckPending), is
+// left to JetStream and delivered as the endpoint's window frees, none of
+// it parked, when no other message waits behind it.
+func TestHealthyBacklogHeldNotParked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	srv, _ := receiver(t, status(http.StatusOK))
+	co := company(t, tenant.PlanSupra)
+	ep := newEndpoint(t, co, srv.URL, webhooks.Subscriber{MemberID: co.Owner.ID})
+	const n = 300
+	var ids []string
+	for range n {
+		ids = append(ids, e.enqueue(t, co, ep, "sale.paid").DeliveryID)
+	}
+	rec := &recorder{}
+	e.start(t, dispatch.Config{Client: guardClient(t, srv, true), MaxAckPending: 1000, Observer: rec})
+	for _, id := range ids {
+		waitStatus(t, co, id, streams.StatusSucceeded)
+	}
+	if p := rec.parked.Load(); p != 0 {
+		t.Errorf("%d messages of a healthy endpoint parked, want 0", p)
+	}
+}

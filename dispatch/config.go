@@ -32,12 +32,10 @@ const (
 	DefaultFailingProbe      = 5 * time.Second
 	DefaultAckWait           = 30 * time.Second
 	DefaultLeaseTTL          = 10 * time.Second
-	// DefaultEndpointQueue and DefaultCompanyQueue bound what waits in
-	// memory for a free slot; anything beyond is parked.
-	DefaultEndpointQueue = 100
-	DefaultCompanyQueue  = 200
-	// DefaultMaxAckPending bounds the un-acked messages of a partition.
-	DefaultMaxAckPending = 1000
+	// DefaultMaxAckPending bounds the un-acked messages of a partition:
+	// what waits in memory for a free slot. JetStream keeps the rest of a
+	// healthy backlog (decision 0023).
+	DefaultMaxAckPending = 500
 	DefaultBatchSize     = 128
 	DefaultBatchWorkers  = 2
 )
@@ -91,9 +89,13 @@ type Config struct {
 	// every dispatcher. Default 1.
 	LeaseReplicas int
 
-	EndpointCap, CompanyCap     int
-	EndpointQueue, CompanyQueue int
-	MaxAckPending               int
+	EndpointCap, CompanyCap int
+	MaxAckPending           int
+	// CompanyShare is what one company keeps of a full partition's
+	// MaxAckPending (in flight and waiting) while more messages wait behind
+	// it: the excess is parked so the others can be fetched. Default a
+	// quarter of MaxAckPending.
+	CompanyShare int
 	// BatchSize bounds the deliveries sharing one database transaction
 	// before or after their sends; BatchWorkers transactions of each kind
 	// run at once.
@@ -144,17 +146,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	defi(&c.EndpointCap, DefaultEndpointCap)
 	defi(&c.CompanyCap, DefaultCompanyCap)
-	defi(&c.EndpointQueue, DefaultEndpointQueue)
-	defi(&c.CompanyQueue, DefaultCompanyQueue)
 	defi(&c.MaxAckPending, DefaultMaxAckPending)
 	defi(&c.BatchSize, DefaultBatchSize)
 	defi(&c.BatchWorkers, DefaultBatchWorkers)
-	// Held messages stay un-acked (kept alive past AckWait), so what one
-	// company may hold — in flight and queued — is bounded by a quarter of
-	// the partition's MaxAckPending: the rest of its backlog is parked and
-	// the other companies of the partition keep room to be fetched.
-	c.CompanyQueue = max(1, min(c.CompanyQueue, c.MaxAckPending/4-c.CompanyCap))
-	c.EndpointQueue = min(c.EndpointQueue, c.CompanyQueue)
+	// Held messages stay un-acked (kept alive past AckWait), so a company
+	// holding the whole MaxAckPending would keep its partition's other
+	// companies from being fetched: a full partition trims each to its share.
+	defi(&c.CompanyShare, c.MaxAckPending/4)
+	c.CompanyShare = max(c.CompanyShare, c.CompanyCap+1)
 	return c, nil
 }
 

@@ -15,9 +15,9 @@ import (
 type Dispatcher struct {
 	cfg   Config
 	lease atomic.Pointer[lease.Manager]
-	// The database work before and after each send, in group commits.
-	prepares *batcher[streams.DeliveryMessage, plan]
-	records  *batcher[attemptReq, outcome]
+	// The database work before and after each send, in group commits
+	// (cycle.go).
+	cycles *batcher[stageReq, stageRes]
 }
 
 // New checks cfg and returns a Dispatcher; Run starts it.
@@ -30,8 +30,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		cfg.ID = ids.New("dsp")
 	}
 	d := &Dispatcher{cfg: cfg}
-	d.prepares = newBatcher(cfg.BatchSize, d.prepareBatch)
-	d.records = newBatcher(cfg.BatchSize, d.recordBatch)
+	d.cycles = newBatcher(cfg.BatchSize, d.cycle)
 	return d, nil
 }
 
@@ -56,8 +55,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// their sends in flight finish and record them.
 	bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Go(func() { d.prepares.loop(bctx, d.cfg.BatchWorkers) })
-	wg.Go(func() { d.records.loop(bctx, d.cfg.BatchWorkers) })
+	wg.Go(func() { d.cycles.loop(bctx, d.cfg.BatchWorkers) })
 	defer func() { stop(); wg.Wait() }()
 	d.cfg.Log.Info("dispatcher running", "id", d.cfg.ID, "partitions", d.cfg.Partitions)
 	return m.Run(ctx)
@@ -75,7 +73,8 @@ func (d *Dispatcher) Owned() []int {
 // handle runs one delivery message: checks, the attempt, its record.
 // health reports the endpoint's failing state as read from the database.
 func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool)) (outcome, error) {
-	pl, err := d.prepares.do(ctx, dm)
+	res, err := d.cycles.do(ctx, stageReq{prepare: &dm})
+	pl := res.plan
 	if err != nil || !pl.send {
 		if err == nil && pl.closed != "" {
 			d.cfg.Observer.Closed(pl.closed)
@@ -92,14 +91,15 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
 	// The send is done: a record that fails (the database restarting) is
 	// retried while the message is still ours, since giving up would park
-	// the message and send the delivery again (found by ops/chaos).
-	req, sent := attemptReq{dm: dm, started: started, r: r}, time.Now()
-	out, err := d.records.do(ctx, req)
+	// the message and send the delivery again (found by ops/proving/chaos).
+	req, sent := stageReq{record: &attemptReq{dm: dm, started: started, r: r}}, time.Now()
+	res, err = d.cycles.do(ctx, req)
 	for wait := 100 * time.Millisecond; err != nil && ctx.Err() == nil && time.Since(sent) < d.cfg.AckWait/2; wait = min(2*wait, 2*time.Second) {
 		d.cfg.Log.Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)
 		sleepCtx(ctx, wait)
-		out, err = d.records.do(ctx, req)
+		res, err = d.cycles.do(ctx, req)
 	}
+	out := res.out
 	if err == nil {
 		if out.gaveUp {
 			d.cfg.Observer.GaveUp()

@@ -5,20 +5,27 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/streams"
 )
 
 // gate holds the caps of one partition: at most CompanyCap sends in flight
 // per company and EndpointCap per endpoint (1 while the endpoint is
 // failing). A company lives in exactly one partition and a partition has
 // one owner, so these in-memory counters are the caps across every
-// dispatcher. Messages over a cap wait in small bounded queues; beyond
-// them they are parked. It is used by one partition's goroutine under mu.
+// dispatcher. A healthy endpoint's messages over a cap wait in memory:
+// what the partition may hold is bounded by the consumer's MaxAckPending,
+// and JetStream keeps the rest (decision 0023). A failing endpoint's
+// are parked. When the partition is full and more waits behind it, evict
+// trims each company to companyShare, so one company's backlog cannot keep
+// the others of its partition from being fetched. It is used by one
+// partition's goroutine under mu.
 type gate struct {
-	endpointCap, companyCap     int
-	endpointQueue, companyQueue int
-	parkDelay, parkSpread       time.Duration
-	probeInterval               time.Duration
-	companies                   map[string]*companyState
+	endpointCap, companyCap int
+	companyShare            int
+	parkDelay, parkSpread   time.Duration
+	probeInterval           time.Duration
+	companies               map[string]*companyState
 }
 
 type companyState struct {
@@ -38,17 +45,18 @@ type endpointState struct {
 	probeAfter time.Time
 }
 
-// job is one message waiting for, or holding, a slot.
+// job is one message waiting for, or holding, a slot, with the delivery
+// message parsed from it once (admit).
 type job struct {
-	msg        jetstream.Msg
-	company    string
-	endpointID string
-	deliveryID string
+	msg jetstream.Msg
+	dm  streams.DeliveryMessage
+	// retry: the message is the delivery's scheduled retry, due now.
+	retry bool
 }
 
 func newGate(c Config) *gate {
-	return &gate{endpointCap: c.EndpointCap, companyCap: c.CompanyCap, endpointQueue: c.EndpointQueue,
-		companyQueue: c.CompanyQueue, parkDelay: c.ParkDelay, parkSpread: c.FailingParkSpread,
+	return &gate{endpointCap: c.EndpointCap, companyCap: c.CompanyCap, companyShare: c.CompanyShare,
+		parkDelay: c.ParkDelay, parkSpread: c.FailingParkSpread,
 		probeInterval: c.FailingProbeInterval,
 		companies:     map[string]*companyState{}}
 }
@@ -74,31 +82,59 @@ func (g *gate) window(ep *endpointState) int {
 	return g.endpointCap
 }
 
-// admit decides for a new job: start it now, queue it, or park it (back
-// after parkFor).
+// admit decides for a new job: start it now, queue it (a healthy
+// endpoint), or park it (a failing endpoint: back after parkFor).
 func (g *gate) admit(j job) (start, park bool) {
-	co, ep := g.state(j.company, j.endpointID)
-	probe := !ep.failing || !time.Now().Before(ep.probeAfter)
+	co, ep := g.state(j.dm.CompanyID, j.dm.EndpointID)
+	// A delivery's scheduled retry has waited its schedule: it may probe
+	// before the interval ends (the first retry, 5 s ± 10 %, would
+	// otherwise often land just inside a 5 s interval and be parked for
+	// minutes), still one at a time.
+	probe := !ep.failing || j.retry || !time.Now().Before(ep.probeAfter)
 	if probe && ep.inflight < g.window(ep) && co.inflight < g.companyCap && len(ep.queue) == 0 {
 		ep.inflight++
 		co.inflight++
 		ep.parked = max(0, ep.parked-1)
 		return true, false
 	}
-	qmax := g.endpointQueue
-	if ep.failing {
-		qmax = 0 // a failing endpoint's backlog is parked, never held
+	if ep.failing { // a failing endpoint's backlog is parked, never held
+		ep.parked++
+		return false, true
 	}
-	if len(ep.queue) < qmax && co.queued < g.companyQueue {
-		if len(ep.queue) == 0 {
-			co.order = append(co.order, j.endpointID)
+	if len(ep.queue) == 0 {
+		co.order = append(co.order, j.dm.EndpointID)
+	}
+	ep.queue = append(ep.queue, j)
+	co.queued++
+	return false, false
+}
+
+// evict trims every company holding more than companyShare (in flight and
+// queued) down to it, taking the newest queued jobs, endpoint by endpoint
+// from the longest queue. The partition calls it when it is full and the
+// consumer has more behind: those jobs are parked so the messages behind
+// them — maybe another company's — can be fetched.
+func (g *gate) evict() (park []job, delays []time.Duration) {
+	for _, co := range g.companies {
+		for co.inflight+co.queued > g.companyShare && co.queued > 0 {
+			var longest *endpointState
+			for _, id := range co.order {
+				if q := co.endpoints[id]; longest == nil || len(q.queue) > len(longest.queue) {
+					longest = q
+				}
+			}
+			if longest == nil || len(longest.queue) == 0 {
+				break
+			}
+			n := len(longest.queue) - 1
+			longest.parked++
+			park = append(park, longest.queue[n])
+			delays = append(delays, g.parkFor(longest))
+			longest.queue = longest.queue[:n]
+			co.queued--
 		}
-		ep.queue = append(ep.queue, j)
-		co.queued++
-		return false, false
 	}
-	ep.parked++
-	return false, true
+	return park, delays
 }
 
 // parkFor is when a parked job of ep comes back: a failing endpoint's are
@@ -109,7 +145,7 @@ func (g *gate) admit(j job) (start, park bool) {
 func (g *gate) parkFor(ep *endpointState) time.Duration {
 	spread := g.parkSpread
 	if !ep.failing {
-		spread = min(spread, g.parkDelay*time.Duration(ep.parked)/time.Duration(max(1, g.endpointQueue)))
+		spread = min(spread, g.parkDelay*time.Duration(ep.parked)/time.Duration(max(1, g.companyShare)))
 	}
 	if spread <= 0 {
 		return g.parkDelay
@@ -121,7 +157,7 @@ func (g *gate) parkFor(ep *endpointState) time.Duration {
 // jobs to start now and, when the endpoint just started failing, its
 // queue to park (each back after parkFor).
 func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
-	co, ep := g.state(j.company, j.endpointID)
+	co, ep := g.state(j.dm.CompanyID, j.dm.EndpointID)
 	ep.inflight--
 	co.inflight--
 	if sent {
@@ -161,7 +197,7 @@ func (g *gate) done(j job, sent, ok, failing bool) (start, park []job) {
 		}
 	}
 	if co.inflight == 0 && co.queued == 0 && !anyFailing(co) {
-		delete(g.companies, j.company) // keep memory to active companies
+		delete(g.companies, j.dm.CompanyID) // keep memory to active companies
 	}
 	return start, park
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 type recorder struct {
 	mu sync.Mutex
 	told
+	parked atomic.Int64
 }
 
 // told is what a recorder was told.
@@ -35,7 +37,7 @@ func (r *recorder) Attempted(a dispatch.Attempt) {
 func (r *recorder) Closed(o string)   { r.mu.Lock(); r.closed = append(r.closed, o); r.mu.Unlock() }
 func (r *recorder) GaveUp()           { r.mu.Lock(); r.gaveUp++; r.mu.Unlock() }
 func (r *recorder) EndpointDisabled() { r.mu.Lock(); r.disabled++; r.mu.Unlock() }
-func (r *recorder) Parked()           {}
+func (r *recorder) Parked()           { r.parked.Add(1) }
 
 func (r *recorder) snapshot() told {
 	r.mu.Lock()

@@ -62,8 +62,10 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	go w.keepAlive(beat)
 	for soft.Err() == nil && hard.Err() == nil {
 		// Fetch hands every message to admit, which never blocks, so no
-		// message sits in a client buffer when the loop stops.
-		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(time.Second))
+		// message sits in a client buffer when the loop stops. Once the
+		// partition holds MaxAckPending, JetStream sends no more: that is
+		// the back-pressure of a healthy backlog.
+		batch, err := cons.Fetch(fetchSize, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			if hard.Err() != nil || soft.Err() != nil {
 				break
@@ -72,9 +74,14 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 			sleepCtx(soft, 200*time.Millisecond)
 			continue
 		}
+		behind := -1 // unknown
 		for msg := range batch.Messages() {
+			if md, err := msg.Metadata(); err == nil {
+				behind = int(md.NumPending)
+			}
 			w.admit(msg)
 		}
+		w.makeRoom(hard, cons, behind)
 	}
 	w.mu.Lock()
 	w.stopping = true
@@ -93,6 +100,43 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	}
 	w.wg.Wait()
 	return nil
+}
+
+// headerRetry marks a delivery's scheduled retry (schedule), as opposed to
+// a parked message (park), which does not carry it.
+const headerRetry = "Oficina-Dispatch-Retry"
+
+// fetchSize is the most messages one fetch asks for.
+const fetchSize = 100
+
+// makeRoom parks each company's excess over its share when the partition
+// is full (a fetch would get nothing) and messages wait behind what it
+// holds: they may be another company's, which would otherwise wait for
+// this backlog to drain (decision 0023). behind is the consumer's count of
+// messages not yet delivered after the last fetch, or -1 to ask.
+func (w *partition) makeRoom(ctx context.Context, cons jetstream.Consumer, behind int) {
+	w.mu.Lock()
+	full := len(w.held) >= w.d.cfg.MaxAckPending-min(fetchSize, w.d.cfg.MaxAckPending/4)
+	w.mu.Unlock()
+	if !full {
+		return
+	}
+	if behind < 0 {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return
+		}
+		behind = int(info.NumPending)
+	}
+	if behind == 0 {
+		return // nothing waits: the backlog in hand drains as it is
+	}
+	w.mu.Lock()
+	park, delays := w.g.evict()
+	w.mu.Unlock()
+	for i, j := range park {
+		w.park(j, delays[i])
+	}
 }
 
 // keepAlive tells JetStream, every third of AckWait, that each held
@@ -144,8 +188,8 @@ func (w *partition) hold(deliveryID string, msg jetstream.Msg) bool {
 // JetStream to redeliver.
 func (w *partition) release(j job) {
 	w.mu.Lock()
-	if h, ok := w.held[j.deliveryID]; ok && h.msg == j.msg {
-		delete(w.held, j.deliveryID)
+	if h, ok := w.held[j.dm.DeliveryID]; ok && h.msg == j.msg {
+		delete(w.held, j.dm.DeliveryID)
 	}
 	w.mu.Unlock()
 }
@@ -169,47 +213,41 @@ func (w *partition) admit(msg jetstream.Msg) {
 	if !w.hold(dm.DeliveryID, msg) {
 		return
 	}
-	j := job{msg: msg, company: dm.CompanyID, endpointID: dm.EndpointID, deliveryID: dm.DeliveryID}
+	j := job{msg: msg, dm: dm, retry: msg.Headers().Get(headerRetry) != ""}
 	w.mu.Lock()
 	start, park := w.g.admit(j)
 	var delay time.Duration
 	if park {
-		_, ep := w.g.state(j.company, j.endpointID)
+		_, ep := w.g.state(j.dm.CompanyID, j.dm.EndpointID)
 		delay = w.g.parkFor(ep)
 	}
 	w.mu.Unlock()
 	switch {
 	case start:
-		w.run(j, dm)
+		w.run(j)
 	case park:
 		w.park(j, delay)
 	}
 }
 
-func (w *partition) run(j job, dm streams.DeliveryMessage) {
+func (w *partition) run(j job) {
 	w.wg.Go(func() {
-		out, err := w.d.handle(w.hard, dm, func(failing bool) {
+		out, err := w.d.handle(w.hard, j.dm, func(failing bool) {
 			w.mu.Lock()
-			w.g.setFailing(j.company, j.endpointID, failing)
+			w.g.setFailing(j.dm.CompanyID, j.dm.EndpointID, failing)
 			w.mu.Unlock()
 		})
-		w.finish(j, dm, out, err)
+		w.finish(j, out, err)
 		w.mu.Lock()
 		start, park := w.g.done(j, out.sent, out.ok, out.failing)
 		var delays []time.Duration
 		for range park {
-			_, ep := w.g.state(j.company, j.endpointID)
+			_, ep := w.g.state(j.dm.CompanyID, j.dm.EndpointID)
 			delays = append(delays, w.g.parkFor(ep))
 		}
 		w.mu.Unlock()
 		for _, s := range start {
-			sdm, err := streams.ParseDeliveryMessage(s.msg.Headers(), s.msg.Data())
-			if err != nil {
-				_ = s.msg.Term()
-				w.release(s)
-				continue
-			}
-			w.run(s, sdm)
+			w.run(s)
 		}
 		for i, p := range park {
 			w.park(p, delays[i])
@@ -220,19 +258,19 @@ func (w *partition) run(j job, dm streams.DeliveryMessage) {
 // finish acks the message, after scheduling the next attempt when there is
 // one. On an error the message is parked (no attempt spent); when the lease
 // is lost it is left un-acked for the next owner.
-func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err error) {
+func (w *partition) finish(j job, out outcome, err error) {
 	if err != nil {
 		if w.hard.Err() != nil {
 			w.release(j)
 			return
 		}
-		w.d.cfg.Log.Error("dispatch: delivery", "delivery", dm.DeliveryID, "err", err)
+		w.d.cfg.Log.Error("dispatch: delivery", "delivery", j.dm.DeliveryID, "err", err)
 		w.park(j, w.d.cfg.ParkDelay)
 		return
 	}
 	if !out.retryAt.IsZero() {
 		if err := w.schedule(j, out.retryAt); err != nil {
-			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", dm.DeliveryID, "err", err)
+			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", j.dm.DeliveryID, "err", err)
 			w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
 			return
 		}
@@ -249,8 +287,17 @@ func (w *partition) finish(j job, dm streams.DeliveryMessage, out outcome, err e
 // and comes back after AckWait.
 func (w *partition) park(j job, delay time.Duration) {
 	h := j.msg.Headers()
-	m, err := jsconfig.RetryMsg(j.company, j.endpointID, h.Get(streams.HeaderDeliveryID), time.Now().Add(delay), h, j.msg.Data())
+	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, time.Now().Add(delay), h, j.msg.Data())
 	if err == nil {
+		// A parked retry stays a retry: it has waited its schedule, so when
+		// it comes back it may probe the failing endpoint at once (still
+		// one at a time) instead of waiting out the probe interval and
+		// being parked again for up to FailingParkSpread. Anything else
+		// parked is not a retry due.
+		if !j.retry {
+			m.Header.Del(headerRetry)
+		}
+
 		var f jetstream.PubAckFuture
 		if f, err = w.d.cfg.JS.PublishMsgAsync(m); err == nil {
 			w.wg.Go(func() {
@@ -273,10 +320,11 @@ func (w *partition) park(j job, delay time.Duration) {
 
 func (w *partition) schedule(j job, at time.Time) error {
 	h := j.msg.Headers()
-	m, err := jsconfig.RetryMsg(j.company, j.endpointID, h.Get(streams.HeaderDeliveryID), at, h, j.msg.Data())
+	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, at, h, j.msg.Data())
 	if err != nil {
 		return err
 	}
+	m.Header.Set(headerRetry, "1")
 	ctx, cancel := context.WithTimeout(w.hard, 10*time.Second)
 	defer cancel()
 	if _, err := w.d.cfg.JS.PublishMsg(ctx, m); err != nil {

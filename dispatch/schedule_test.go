@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"oficina/streams"
 )
 
 // Spec 2.8: about 3 days of retries; DefaultSchedule is documented in
@@ -68,12 +70,13 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 // Design "Delivery": the gate starts at most 5 per endpoint and 10 per
-// company, queues a bounded number, parks the rest, parks a failing
-// endpoint's backlog, and hands freed slots round robin.
+// company, holds a healthy endpoint's backlog (JetStream's MaxAckPending
+// bounds it), parks a failing endpoint's, trims a company to its share of
+// a full partition, and hands freed slots round robin.
 func TestGateCaps(t *testing.T) {
 	t.Parallel()
-	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, EndpointQueue: 2, CompanyQueue: 3})
-	j := func(ep string) job { return job{company: "co", endpointID: ep} }
+	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, CompanyShare: 14})
+	j := func(ep string) job { return job{dm: streams.DeliveryMessage{CompanyID: "co", EndpointID: ep}} }
 	count := func(ep string, n int) (started, queued, parked int) {
 		for range n {
 			s, p := g.admit(j(ep))
@@ -88,11 +91,19 @@ func TestGateCaps(t *testing.T) {
 		}
 		return
 	}
-	if s, q, p := count("a", 8); s != 5 || q != 2 || p != 1 {
-		t.Fatalf("endpoint a: started %d queued %d parked %d, want 5 2 1", s, q, p)
+	if s, q, p := count("a", 8); s != 5 || q != 3 || p != 0 {
+		t.Fatalf("endpoint a: started %d queued %d parked %d, want 5 3 0", s, q, p)
 	}
-	if s, q, p := count("b", 7); s != 5 || q != 1 || p != 1 {
-		t.Fatalf("endpoint b: started %d queued %d parked %d, want 5 1 1 (company cap 10, queue 3)", s, q, p)
+	if s, q, p := count("b", 7); s != 5 || q != 2 || p != 0 {
+		t.Fatalf("endpoint b: started %d queued %d parked %d, want 5 2 0 (company cap 10)", s, q, p)
+	}
+	// Held 15, share 14: a full partition parks the newest of the longest queue.
+	park, delays := g.evict()
+	if len(park) != 1 || len(delays) != 1 || park[0].dm.EndpointID != "a" {
+		t.Fatalf("evicted %v, want one job of a", park)
+	}
+	if park, _ := g.evict(); len(park) != 0 {
+		t.Fatalf("evicted %d more within the share, want 0", len(park))
 	}
 	start, park := g.done(j("a"), true, true, false)
 	if len(start) != 1 || len(park) != 0 {
@@ -103,8 +114,8 @@ func TestGateCaps(t *testing.T) {
 	if len(park) != 1 {
 		t.Fatalf("parked on failure = %d, want the 1 queued", len(park))
 	}
-	if s, _ := g.admit(j("a")); s {
-		t.Fatal("a failing endpoint with deliveries in flight must not start another")
+	if s, p := g.admit(j("a")); s || !p {
+		t.Fatal("a failing endpoint with deliveries in flight must park, not start or hold, another")
 	}
 }
 
@@ -114,7 +125,7 @@ func TestGateCaps(t *testing.T) {
 // ParkDelay.
 func TestParkDelayGrowsWithBacklog(t *testing.T) {
 	t.Parallel()
-	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, EndpointQueue: 10, CompanyQueue: 10,
+	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, CompanyShare: 10,
 		ParkDelay: time.Second, FailingParkSpread: time.Minute})
 	tests := []struct {
 		name     string
@@ -123,7 +134,7 @@ func TestParkDelayGrowsWithBacklog(t *testing.T) {
 		min, max time.Duration
 	}{
 		{"nothing parked yet: ParkDelay", 0, false, time.Second, time.Second},
-		{"a queue's worth parked: up to twice ParkDelay", 10, false, time.Second, 2 * time.Second},
+		{"a share's worth parked: up to twice ParkDelay", 10, false, time.Second, 2 * time.Second},
 		{"a deep backlog: up to the whole spread", 100_000, false, time.Second, time.Second + time.Minute},
 		{"failing: over the whole spread", 0, true, time.Second, time.Second + time.Minute},
 	}
@@ -147,12 +158,14 @@ func TestParkDelayGrowsWithBacklog(t *testing.T) {
 
 // Issue 5 "1 while the endpoint is failing": a failing endpoint is probed
 // one delivery at a time and at most once per FailingProbeInterval; what
-// arrives in between is parked, no attempt spent.
+// arrives in between is parked, no attempt spent — except a delivery's
+// scheduled retry, which is due (it waited its schedule), still one at a
+// time.
 func TestFailingEndpointProbedOncePerInterval(t *testing.T) {
 	t.Parallel()
-	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, EndpointQueue: 10, CompanyQueue: 10,
+	g := newGate(Config{EndpointCap: 5, CompanyCap: 10, CompanyShare: 10,
 		ParkDelay: time.Second, FailingParkSpread: time.Minute, FailingProbeInterval: time.Hour})
-	j := job{company: "co", endpointID: "ep"}
+	j := job{dm: streams.DeliveryMessage{CompanyID: "co", EndpointID: "ep"}}
 	if s, _ := g.admit(j); !s {
 		t.Fatal("first delivery must start")
 	}
@@ -160,6 +173,15 @@ func TestFailingEndpointProbedOncePerInterval(t *testing.T) {
 	if s, p := g.admit(j); s || !p {
 		t.Fatalf("admit within the probe interval: start %v park %v, want parked", s, p)
 	}
+	retry := j
+	retry.retry = true
+	if s, _ := g.admit(retry); !s {
+		t.Fatal("a scheduled retry due within the probe interval must start: it waited its schedule")
+	}
+	if s, p := g.admit(retry); s || !p {
+		t.Fatal("a second retry while the first is in flight must be parked: one at a time")
+	}
+	g.done(retry, true, false, true)
 	g.companies["co"].endpoints["ep"].probeAfter = time.Now().Add(-time.Second)
 	if s, _ := g.admit(j); !s {
 		t.Fatal("after the probe interval one delivery must start")

@@ -14,8 +14,24 @@ import (
 // ErrNoCompany guards against running a company transaction without one.
 var ErrNoCompany = errors.New("tenant: no company id")
 
-// setCompany scopes the transaction to a company; true makes it local.
-const setCompany = "SELECT set_config('app.company_id', ?, true)"
+// ScopeSQL scopes the rest of a transaction to the company given as its
+// argument (row-level security reads app.company_id); true keeps the
+// setting local to the transaction. It is the one text of that setting in
+// Go: Tx, ExecAll and Scope use it.
+const ScopeSQL = "SELECT set_config('app.company_id', ?, true)"
+
+// Scope scopes what follows in tx to companyID, for work that visits
+// several companies in one transaction (the dispatcher's batches); Tx
+// scopes a whole transaction to one.
+func Scope(ctx context.Context, tx bun.Tx, companyID string) error {
+	if companyID == "" {
+		return ErrNoCompany
+	}
+	if _, err := tx.ExecContext(ctx, ScopeSQL, companyID); err != nil {
+		return fmt.Errorf("tenant: set company: %w", err)
+	}
+	return nil
+}
 
 // Tx runs fn in one transaction scoped to companyID: app.company_id is set
 // for the transaction only, so row-level security admits that company's rows
@@ -61,7 +77,7 @@ func TxAround(ctx context.Context, idb bun.IDB, companyID, first string, fn func
 			return runLast(ctx, tx, last)
 		})
 	}
-	begin := &db.BeginSQL{SQL: bdb.QueryGen().FormatQuery(setCompany, companyID)}
+	begin := &db.BeginSQL{SQL: bdb.QueryGen().FormatQuery(ScopeSQL, companyID)}
 	if first != "" {
 		begin.SQL += ";\n" + first
 	}
@@ -111,8 +127,8 @@ func runLast(ctx context.Context, tx bun.Tx, last string) error {
 
 // set runs the company setting and first as statements of tx.
 func set(ctx context.Context, tx bun.Tx, companyID, first string) error {
-	if _, err := tx.ExecContext(ctx, setCompany, companyID); err != nil {
-		return fmt.Errorf("tenant: set company: %w", err)
+	if err := Scope(ctx, tx, companyID); err != nil {
+		return err
 	}
 	if first == "" {
 		return nil
@@ -150,7 +166,7 @@ func ExecAll(ctx context.Context, pool *bun.DB, entries []Scoped) error {
 		if i > 0 {
 			q.WriteString(";\n")
 		}
-		q.WriteString(gen.FormatQuery(setCompany, e.CompanyID))
+		q.WriteString(gen.FormatQuery(ScopeSQL, e.CompanyID))
 		q.WriteString(";\n")
 		q.WriteString(gen.FormatQuery(e.Statements, e.Args...))
 	}

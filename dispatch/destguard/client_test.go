@@ -81,9 +81,17 @@ func TestClientRefusesLoopbackAtDialWithoutAllowPrivate(t *testing.T) {
 	}
 }
 
+// Issue 16 item 5: a receiver that offers HTTP/2 over TLS is reached over
+// HTTP/2 through the guard's client (one connection multiplexes the
+// dispatcher's sends instead of one TLS connection each), as the receiver
+// sees it.
 func TestClientDeliversWithAllowPrivateAndExtraCA(t *testing.T) {
 	t.Parallel()
-	srv, hits := receiver(t, nil)
+	var proto atomic.Int64
+	srv, hits := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(int64(r.ProtoMajor))
+		io.WriteString(w, "ok")
+	})
 	g := newGuard(t, Config{AllowPrivate: loopbackOnly(), ExtraCAPEM: serverCAPEM(srv)})
 	if err := g.CheckURL(context.Background(), srv.URL); err != nil {
 		t.Fatalf("CheckURL(%s) = %v", srv.URL, err)
@@ -96,8 +104,8 @@ func TestClientDeliversWithAllowPrivateAndExtraCA(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || string(body) != "ok" || hits.Load() != 1 {
 		t.Errorf("got %d %q after %d hits, want 200 \"ok\" after 1", resp.StatusCode, body, hits.Load())
 	}
-	if resp.ProtoMajor != 2 {
-		t.Errorf("protocol %s, want HTTP/2 to be negotiated", resp.Proto)
+	if resp.ProtoMajor != 2 || proto.Load() != 2 {
+		t.Errorf("protocol %s, receiver saw HTTP/%d: want HTTP/2 to be negotiated", resp.Proto, proto.Load())
 	}
 }
 

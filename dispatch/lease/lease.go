@@ -60,7 +60,7 @@ type held struct {
 // keys expire ttl after their last write. It is kept on file: a memory
 // bucket does not survive the restart of a NATS server outside a cluster,
 // and the dispatchers, which create it only at start, could then never
-// take a partition again (found by ops/chaos). Dispatchers starting together
+// take a partition again (found by ops/proving/chaos). Dispatchers starting together
 // all call it: in a cluster, concurrent CreateOrUpdate calls of a
 // replicated bucket were seen to hang until their deadline (nats-server
 // 2.15), so each attempt is a bind or a plain create, bounded, retried.

@@ -59,7 +59,7 @@ func (m *Metrics) Dispatch() dispatch.Observer {
 			}),
 			parked: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "oficina_dispatch_parked_total",
-				Help: "Delivery messages sent back to wait without an attempt: their endpoint or company at its cap, or the endpoint failing.",
+				Help: "Delivery messages sent back to wait without an attempt: the endpoint failing, or the company over its share of a full partition.",
 			}),
 		}
 		// Every series exists from the start, so rate() and absent()

@@ -47,21 +47,28 @@ func (WebhookEndpointDisabledReason) Values() []string {
 type Row struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
 
-	ID             string   `bun:"id,pk"`
-	CompanyID      string   `bun:"company_id"`
-	URL            string   `bun:"url"`
-	Description    string   `bun:"description"`
-	Events         []string `bun:"events,array"`
-	Status         string   `bun:"status"`
-	DisabledReason *string  `bun:"disabled_reason"`
+	// The json names are the columns': the dispatcher reads rows as JSON
+	// (to_jsonb in oficina_dispatch_views).
+	ID             string   `bun:"id,pk" json:"id"`
+	CompanyID      string   `bun:"company_id" json:"company_id"`
+	URL            string   `bun:"url" json:"url"`
+	Description    string   `bun:"description" json:"description"`
+	Events         []string `bun:"events,array" json:"events"`
+	Status         string   `bun:"status" json:"status"`
+	DisabledReason *string  `bun:"disabled_reason" json:"disabled_reason"`
 	// The signing secrets, sealed (secrets.go); the previous one only
 	// during a rotation grace, until PreviousSecretExpiresAt.
 	SealedSecrets
-	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at"`
-	SubscriberMemberID      string     `bun:"subscriber_member_id"`
-	SubscriberKeyID         *string    `bun:"subscriber_key_id"`
-	CreatedAt               time.Time  `bun:"created_at"`
-	UpdatedAt               time.Time  `bun:"updated_at"`
+	PreviousSecretExpiresAt *time.Time `bun:"previous_secret_expires_at" json:"previous_secret_expires_at"`
+	SubscriberMemberID      string     `bun:"subscriber_member_id" json:"subscriber_member_id"`
+	SubscriberKeyID         *string    `bun:"subscriber_key_id" json:"subscriber_key_id"`
+	// The dispatcher's marks: the first failure of the current run of
+	// failures, and when the subscriber's loss of access was mailed; a
+	// success clears both.
+	FailingSince         *time.Time `bun:"failing_since" json:"failing_since"`
+	AccessLostNotifiedAt *time.Time `bun:"access_lost_notified_at" json:"access_lost_notified_at"`
+	CreatedAt            time.Time  `bun:"created_at" json:"created_at"`
+	UpdatedAt            time.Time  `bun:"updated_at" json:"updated_at"`
 
 	// shown is the new secret in clear, set by Create and RotateSecret for
 	// their answer only: it is never stored as it is nor read back.

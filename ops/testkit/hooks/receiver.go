@@ -32,6 +32,9 @@ type Options struct {
 	// Record keeps every Arrival with its header and body (Arrivals). A
 	// long run (bench) leaves it off: counts by webhook-id are kept always.
 	Record bool
+	// HTTP2 offers HTTP/2 as most HTTPS receivers do (the bench): the
+	// dispatcher's client then multiplexes its sends on few connections.
+	HTTP2 bool
 }
 
 // Arrival is one request as the receiver saw and answered it.
@@ -79,6 +82,7 @@ func New(o Options) *Receiver {
 	// Many companies' endpoints point here at once, as at a big
 	// integrator: a slow header must not hold a connection forever.
 	r.srv.Config.ReadHeaderTimeout = 10 * time.Second
+	r.srv.EnableHTTP2 = o.HTTP2
 	r.srv.StartTLS()
 	return r
 }

@@ -1,0 +1,78 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"oficina/dispatch/destguard"
+	"oficina/schema/signing"
+	"oficina/streams"
+)
+
+// The send stage: one signed POST to the endpoint, outside any
+// transaction; what it sent and got is kept (attemptlog.go) for the record.
+
+// attemptResult is what one HTTP attempt got.
+type attemptResult struct {
+	status     int            // 0 without an answer
+	err        string         // reason without an answer (or for a 3xx)
+	retryAfter time.Duration  // from a non-2xx answer
+	detail     *attemptDetail // what was sent and got (attemptlog.go); nil without a request
+}
+
+func (r attemptResult) ok() bool { return r.status >= 200 && r.status <= 299 }
+
+// send makes one signed POST. The request's context bounds it together
+// with the client's own timeout.
+func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl plan, at time.Time) attemptResult {
+	h, err := signing.Headers(pl.keys, dm.EventID, at, dm.Body)
+	if err != nil {
+		return attemptResult{err: "invalid_secret"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pl.url, bytes.NewReader(dm.Body))
+	if err != nil {
+		return attemptResult{err: destguard.ReasonInvalidURL}
+	}
+	req.Header = h
+	detail := startDetail(req, dm.Body)
+	resp, err := d.cfg.Client.Do(req)
+	if err != nil {
+		reason := destguard.Reason(err)
+		d.cfg.Log.Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,
+			"delivery", dm.DeliveryID, "reason", reason, "err", err)
+		return attemptResult{err: reason, detail: detail.finish(nil)}
+	}
+	detail.finish(resp) // keeps the first BodyCap bytes of the body
+	// Drain a little so the connection can be reused; the rest is not kept.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	r := attemptResult{status: resp.StatusCode, detail: detail}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		r.err = "redirect_not_followed"
+	}
+	if !r.ok() {
+		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), at)
+	}
+	return r
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date; 0 when absent or bad.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		if s < 0 {
+			return 0
+		}
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
