@@ -26,7 +26,7 @@ type benchFlags struct {
 	duration, late, hold time.Duration
 	runs, backlog, rate  int
 	only, out, dbName    string
-	doc                  string
+	doc, profile         string
 	table, autovacuum    bool
 }
 
@@ -55,6 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.BoolVar(&f.autovacuum, "autovacuum", true, "turn the server's autovacuum on for the run when it is off (put back after)")
 		fs.BoolVar(&f.table, "table", false, "write docs/performance.md's table (and docs/performance.json) from -out, and stop")
 		fs.StringVar(&f.doc, "doc", "docs/performance.md", "the page -table writes")
+		fs.StringVar(&f.profile, "profile", "", "directory for Go CPU profiles of the API and the dispatcher during each scenario's first run (<scenario>.<process>.pprof)")
 	})
 	if err != nil {
 		return err
@@ -127,11 +128,21 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 		report(ceil...)
 	}
 
-	r, err := startBenchRig(ctx, cfg, f.dbName, natsURL, identity, dataDir, stderr)
+	r, err := startBenchRig(ctx, cfg, f.dbName, natsURL, identity, dataDir, f.profile != "", stderr)
 	if err != nil {
 		return err
 	}
 	defer r.close()
+	meter := &bench.CPUMeter{Procs: []*bench.Proc{r.api, r.dispatch}}
+	mcfg.CPU = meter
+	var prof *bench.Profiler
+	if f.profile != "" {
+		if err := os.MkdirAll(f.profile, 0o755); err != nil {
+			return err
+		}
+		prof = &bench.Profiler{Dir: f.profile, Addrs: r.pprof, Log: logf}
+		mcfg.Profiler = prof
+	}
 	quiesce := func(before string) error {
 		waited, empty, err := r.feed.Quiesce(ctx, 3*time.Minute)
 		if err != nil {
@@ -166,7 +177,7 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 			return err
 		}
 		logf("bench: deliveries_sustained")
-		err := bench.Sustained(ctx, r.env, r.feed, bench.SustainConfig{Rate: f.rate, Hold: f.hold, Runs: f.runs}, one)
+		err := bench.Sustained(ctx, r.env, r.feed, bench.SustainConfig{Rate: f.rate, Hold: f.hold, Runs: f.runs, CPU: meter, Profiler: prof}, one)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,7 +27,10 @@ type benchRig struct {
 	feed     *bench.Feed
 	api      *bench.Proc
 	dispatch *bench.Proc
-	closers  []func()
+	// pprof are the processes' metrics listeners serving /debug/pprof/,
+	// by process name; empty unless profiled.
+	pprof   map[string]string
+	closers []func()
 }
 
 func (r *benchRig) close() {
@@ -37,9 +41,10 @@ func (r *benchRig) close() {
 
 // startBenchRig recreates dbName, starts a local HTTPS receiver, the API
 // and a dispatcher (each its own process, on natsURL) and connects the
-// feed that offers deliveries in bulk.
-func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL string, identity config.NATS, dataDir string, stderr io.Writer) (_ *benchRig, err error) {
-	r := &benchRig{}
+// feed that offers deliveries in bulk. With profile, each process serves
+// its Go profiles on a metrics listener of its own (r.pprof).
+func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL string, identity config.NATS, dataDir string, profile bool, stderr io.Writer) (_ *benchRig, err error) {
+	r := &benchRig{pprof: map[string]string{}}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -83,16 +88,35 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 	if err != nil {
 		return nil, err
 	}
+	procEnv := func(name string) ([]string, error) {
+		if !profile {
+			return env, nil
+		}
+		addr, err := bench.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		r.pprof[name] = addr
+		return append(slices.Clone(env), "OFICINA_METRICS_ADDR="+addr, "OFICINA_PPROF=true"), nil
+	}
 	wait, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if r.api, err = bench.StartProc("api", bin, []string{"serve"}, env, stderr); err != nil {
+	apiEnv, err := procEnv("api")
+	if err != nil {
+		return nil, err
+	}
+	if r.api, err = bench.StartProc("api", bin, []string{"serve"}, apiEnv, stderr); err != nil {
 		return nil, err
 	}
 	r.closers = append(r.closers, func() { r.api.Stop(10 * time.Second) })
 	if err := r.api.WaitReady(wait, "http://"+admin+"/readyz"); err != nil {
 		return nil, err
 	}
-	if r.dispatch, err = bench.StartProc("dispatch", bin, []string{"dispatch"}, env, stderr); err != nil {
+	dspEnv, err := procEnv("dispatch")
+	if err != nil {
+		return nil, err
+	}
+	if r.dispatch, err = bench.StartProc("dispatch", bin, []string{"dispatch"}, dspEnv, stderr); err != nil {
 		return nil, err
 	}
 	r.closers = append(r.closers, func() { r.dispatch.Stop(10 * time.Second) })

@@ -25,7 +25,11 @@ type Config struct {
 	// MetricsAddr is a listener serving only /metrics: how `oficina
 	// dispatch` and `oficina relay` are scraped (empty: none); serve and
 	// dev also keep /metrics on the admin listener.
-	MetricsAddr      string
+	MetricsAddr string
+	// Pprof serves Go's profiles (/debug/pprof/) on MetricsAddr, behind
+	// the operator token when /metrics is: how a profile of a running
+	// process is taken (docs/performance.md).
+	Pprof            bool
 	DatabaseURL      string        // owner URL: migrations, database creation
 	AppDBPassword    string        // password of the oficina_app role, if any
 	WorkerDBPassword string        // password of the oficina_worker role (relay, dispatch, sweepers), if any
@@ -103,6 +107,7 @@ func (c *Config) settings() []setting {
 		{"admin-token", "OFICINA_ADMIN_TOKEN", "admin API operator token, at least 32 bytes (dev: generated into <data-dir>/admin-token)", &c.AdminToken},
 		{"metrics-addr", "OFICINA_METRICS_ADDR", "listen address serving only /metrics, e.g. :9464 (dispatch and relay have no other; empty: none)", &c.MetricsAddr},
 		{"metrics-require-token", "OFICINA_METRICS_REQUIRE_TOKEN", "serve /metrics only with the operator token (Authorization: Bearer)", &c.MetricsRequireToken},
+		{"pprof", "OFICINA_PPROF", "also serve Go's profiles (/debug/pprof/) on the metrics listener (OFICINA_METRICS_ADDR)", &c.Pprof},
 		{"database-url", "DATABASE_URL", "PostgreSQL URL of the database owner", &c.DatabaseURL},
 		{"app-db-password", "OFICINA_APP_DB_PASSWORD", "password of the oficina_app role (requests)", &c.AppDBPassword},
 		{"worker-db-password", "OFICINA_WORKER_DB_PASSWORD", "password of the oficina_worker role (relay, dispatch, sweepers)", &c.WorkerDBPassword},

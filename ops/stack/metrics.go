@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"oficina/http/admin"
@@ -15,7 +16,8 @@ import (
 	"oficina/ops/metrics"
 )
 
-// metricsListener serves /metrics alone on OFICINA_METRICS_ADDR: the way
+// metricsListener serves /metrics (and, with OFICINA_PPROF, Go's
+// profiles) on OFICINA_METRICS_ADDR: the way
 // `oficina dispatch` and `oficina relay` are scraped (they have no admin
 // listener), and a second way for serve and dev.
 type metricsListener struct {
@@ -31,7 +33,7 @@ func startMetrics(cfg config.Config, m *metrics.Metrics, token string, log *slog
 	if cfg.MetricsAddr == "" {
 		return nil, nil
 	}
-	h := m.Handler()
+	gated := func(h http.Handler) http.Handler { return h }
 	if cfg.MetricsRequireToken {
 		if len(token) < admin.MinTokenLen {
 			return nil, fmt.Errorf("stack: OFICINA_METRICS_REQUIRE_TOKEN needs OFICINA_ADMIN_TOKEN (at least %d bytes)", admin.MinTokenLen)
@@ -40,15 +42,24 @@ func startMetrics(cfg config.Config, m *metrics.Metrics, token string, log *slog
 		if err != nil {
 			return nil, err
 		}
-		gate, open := admin.NewGate(token, proxies, 0, nil), h
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if gate.Authorize(w, wire.WithLanguage(r)) {
-				open.ServeHTTP(w, r)
-			}
-		})
+		gate := admin.NewGate(token, proxies, 0, nil)
+		gated = func(open http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if gate.Authorize(w, wire.WithLanguage(r)) {
+					open.ServeHTTP(w, r)
+				}
+			})
+		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", h)
+	mux.Handle("GET /metrics", gated(m.Handler()))
+	if cfg.Pprof {
+		// The profiles of a running process, on the internal listener only
+		// (they show code paths and take CPU while a profile runs).
+		mux.Handle("GET /debug/pprof/", gated(http.HandlerFunc(pprof.Index)))
+		mux.Handle("GET /debug/pprof/profile", gated(http.HandlerFunc(pprof.Profile)))
+		mux.Handle("GET /debug/pprof/trace", gated(http.HandlerFunc(pprof.Trace)))
+	}
 	ln, err := net.Listen("tcp", cfg.MetricsAddr)
 	if err != nil {
 		return nil, fmt.Errorf("stack: listen %s (OFICINA_METRICS_ADDR): %w", cfg.MetricsAddr, err)

@@ -133,7 +133,7 @@ func TestEachProcessExposesItsPipelineMetrics(t *testing.T) {
 	})
 	dsp := process(t, "dispatch", func(ctx context.Context, ready func(stack.Addrs)) error {
 		cfg := cfgOf()
-		cfg.MetricsRequireToken = true
+		cfg.MetricsRequireToken, cfg.Pprof = true, true
 		return stack.RunDispatch(ctx, stack.Options{Config: cfg, Logger: quiet, Ready: ready})
 	})
 	relay := process(t, "relay", func(ctx context.Context, ready func(stack.Addrs)) error {
@@ -150,6 +150,16 @@ func TestEachProcessExposesItsPipelineMetrics(t *testing.T) {
 	}
 	if r := call(t, "GET", "http://"+dsp.Metrics+"/elsewhere", token, nil); r.status != 404 {
 		t.Fatalf("the metrics listener serves more than /metrics: %d", r.status)
+	}
+	// OFICINA_PPROF adds Go's profiles, behind the same token.
+	if r := call(t, "GET", "http://"+dsp.Metrics+"/debug/pprof/", "", nil); r.status != 401 {
+		t.Fatalf("the dispatcher's profiles without the token: %d", r.status)
+	}
+	if r := call(t, "GET", "http://"+dsp.Metrics+"/debug/pprof/", token, nil); r.status != 200 || !strings.Contains(r.body, "goroutine") {
+		t.Fatalf("the dispatcher's profiles with the token: %d %.200s", r.status, r.body)
+	}
+	if r := call(t, "GET", "http://"+relay.Metrics+"/debug/pprof/", "", nil); r.status != 404 {
+		t.Fatalf("profiles served without OFICINA_PPROF: %d", r.status)
 	}
 
 	pub := "http://" + serve.Public + "/public/v1"

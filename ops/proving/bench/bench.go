@@ -63,6 +63,13 @@ type Config struct {
 	// the Window before each of the two instants are figures of their own.
 	// Late 0: no late reading.
 	Early, Late, Window time.Duration
+	// CPU, when set, reads where the CPU of a scenario's runs went
+	// (cpu.go): <name>_cpu_ms_<party> per successful request and
+	// <name>_machine_busy.
+	CPU *CPUMeter
+	// Profiler, when set, profiles the processes during each scenario's
+	// first run.
+	Profiler *Profiler
 }
 
 func (c Config) withDefaults() Config {
@@ -118,11 +125,21 @@ func Measure(ctx context.Context, env *Env, sc Scenario, cfg Config) ([]Figure, 
 		length = max(length, cfg.Late)
 	}
 	var rps, p50, p99, errs, eRPS, eP99, lRPS, lP99 []float64
+	cpu, err := cfg.CPU.start()
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i < cfg.Runs; i++ {
+		wait := func() {}
+		if i == 0 {
+			wait = cfg.Profiler.During(ctx, sc.Name, cfg.Duration)
+		}
 		samples := load(ctx, op, sc.Clients, length, (i+1)*10_000_000)
+		wait()
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		cpu.count(samples)
 		head := summarize(samples, 0, cfg.Duration)
 		rps, p50, p99 = append(rps, head.rps), append(p50, head.p50), append(p99, head.p99)
 		errs = append(errs, float64(head.errors))
@@ -140,6 +157,11 @@ func Measure(ctx context.Context, env *Env, sc Scenario, cfg Config) ([]Figure, 
 		{sc.Name + "_errors", median(errs), "count"},
 		{sc.Name + "_rps_spread", spread(rps), "fraction"},
 	}
+	cfs, err := cpu.figures(sc.Name)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, cfs...)
 	if late {
 		early, lateRate := median(eRPS), median(lRPS)
 		figs = append(figs,

@@ -81,3 +81,20 @@ func spread(v []float64) float64 {
 	}
 	return (slices.Max(v) - slices.Min(v)) / m
 }
+
+// medians folds figures of several runs into one per name, the median of
+// its values, in the order the names first appear.
+func medians(figs []Figure) []Figure {
+	var out []Figure
+	vals := map[string][]float64{}
+	for _, f := range figs {
+		if _, seen := vals[f.Name]; !seen {
+			out = append(out, Figure{Name: f.Name, Unit: f.Unit})
+		}
+		vals[f.Name] = append(vals[f.Name], f.Value)
+	}
+	for i := range out {
+		out[i].Value = median(vals[out[i].Name])
+	}
+	return out
+}

@@ -25,6 +25,12 @@ type SustainConfig struct {
 	MaxP99    time.Duration
 	Companies int           // endpoints the load is spread over, one per company (default 50)
 	Drain     time.Duration // after the offer, how long to wait for the last deliveries (default 3 min)
+	// CPU, when set, reports deliveries_sustained_cpu_ms_<party> per
+	// delivery received and deliveries_sustained_machine_busy (cpu.go).
+	CPU *CPUMeter
+	// Profiler, when set, profiles the processes during the first run's
+	// offer.
+	Profiler *Profiler
 }
 
 func (c SustainConfig) withDefaults() SustainConfig {
@@ -83,15 +89,34 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 		return err
 	}
 	var runs []sustainRun
+	var cpu []Figure
 	for range cfg.Runs {
 		if _, _, err := f.Quiesce(ctx, 5*time.Minute); err != nil {
 			return err
 		}
+		span, err := cfg.CPU.start()
+		if err != nil {
+			return err
+		}
+		wait := func() {}
+		if len(runs) == 0 {
+			wait = cfg.Profiler.During(ctx, "deliveries_sustained", cfg.Hold)
+		}
 		r, err := f.sustain(ctx, ts, cfg.Rate, cfg.Hold, cfg.Drain)
+		wait()
 		if err != nil {
 			return err
 		}
 		runs = append(runs, r)
+		span.add(r.n - r.missing)
+		figs, err := span.figures("deliveries_sustained")
+		if err != nil {
+			return err
+		}
+		cpu = append(cpu, figs...)
+	}
+	for _, fig := range medians(cpu) {
+		report(fig)
 	}
 	med := func(v func(sustainRun) float64) float64 {
 		var xs []float64
