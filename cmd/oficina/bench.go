@@ -189,6 +189,7 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 			return err
 		}
 	}
+	prof.Heap(ctx)
 	for _, p := range []*bench.Proc{r.api, r.dispatch} {
 		mb, err := p.PeakRSSMB()
 		if err != nil {

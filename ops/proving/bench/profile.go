@@ -43,6 +43,21 @@ func (p *Profiler) During(ctx context.Context, name string, d time.Duration) (wa
 	return wg.Wait
 }
 
+// Heap writes every process's heap profile (what is in use now and what
+// was allocated since it started) to <Dir>/heap.<process>.pprof. A nil
+// Profiler writes none.
+func (p *Profiler) Heap(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	for proc, addr := range p.Addrs {
+		path := filepath.Join(p.Dir, "heap."+proc+".pprof")
+		if err := fetchProfile(ctx, "http://"+addr+"/debug/pprof/heap", path); err != nil && p.Log != nil {
+			p.Log("bench: heap profile of %s: %v", proc, err)
+		}
+	}
+}
+
 func fetchProfile(ctx context.Context, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
