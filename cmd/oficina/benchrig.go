@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/config"
@@ -56,6 +57,13 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 	}
 	if _, err := migrate.Run(ctx, dbURL); err != nil {
 		return nil, err
+	}
+	if profile {
+		// The rig's sessions track their PL/pgSQL functions, for the
+		// profiles' PostgreSQL side (bench.Profiler.DB).
+		if err := trackFunctions(ctx, cfg.DatabaseURL, dbName); err != nil {
+			return nil, err
+		}
 	}
 	recv := bench.NewReceiver()
 	r.closers = append(r.closers, recv.Close)
@@ -140,4 +148,16 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 		Client:  &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}},
 		HookURL: recv.URL() + "/hook"}
 	return r, nil
+}
+
+// trackFunctions has the sessions of dbName count their PL/pgSQL
+// functions' calls and time (pg_stat_user_functions).
+func trackFunctions(ctx context.Context, ownerURL, dbName string) error {
+	owner, err := db.Open(ctx, ownerURL, db.Options{})
+	if err != nil {
+		return err
+	}
+	defer owner.Close()
+	_, err = owner.ExecContext(ctx, "ALTER DATABASE "+pgx.Identifier{dbName}.Sanitize()+" SET track_functions = 'pl'")
+	return err
 }
