@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"errors"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 )
 
 // DefaultSchedule is the wait before each retry after a failed attempt:
@@ -43,13 +43,16 @@ const (
 // Config configures a Dispatcher. DB, JS and Client are required; zero
 // fields take the defaults above.
 type Config struct {
+	// Base: its business clock (Now) is the clock of every rule (attempt
+	// times, auto-disable, what is due); the retry schedule itself fires on
+	// the NATS server's wall clock. Its wall clock times the sends.
+	service.Base
 	DB     *bun.DB
 	JS     jetstream.JetStream
 	Client *http.Client // destguard.Guard.Client() in production
 	// Secrets opens the endpoints' sealed signing secrets
 	// (OFICINA_SECRET_KEYS).
 	Secrets *secretbox.Keyring
-	Log     *slog.Logger
 	// Observer is told each attempt, closure, give-up, disable and park
 	// (metrics); nil: nobody.
 	Observer Observer
@@ -57,9 +60,6 @@ type Config struct {
 	ID string
 	// Partitions of DELIVERIES (jsconfig's default when 0).
 	Partitions int
-	// Now is the clock of every rule (attempt times, auto-disable); the
-	// retry schedule itself fires on the NATS server's wall clock.
-	Now func() time.Time
 	// Schedule lists the waits before retries; its length is the number of
 	// retries.
 	Schedule []time.Duration
@@ -109,17 +109,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Secrets == nil {
 		return c, errors.New("dispatch: Secrets, the key ring of the sealed signing secrets, is required")
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
 	if c.Partitions == 0 {
 		c.Partitions = 16
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	if c.Schedule == nil {
 		c.Schedule = DefaultSchedule

@@ -53,7 +53,7 @@ func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[s
 	}
 	var outs []batchResult[outcome]
 	var plans []batchResult[plan]
-	now := d.cfg.Now()
+	now := d.cfg.BusinessNow()
 	err := d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// Records first: they finish sends already made. When all succeeded
 		// their call goes with the prepare's, in one statement.

@@ -14,6 +14,7 @@ import (
 	"oficina/dispatch/destguard"
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/hooks"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -128,7 +129,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 	co := company(t, tenant.PlanSupra)
 	ep := newEndpoint(t, co, srv.URL, webhooks.Subscriber{MemberID: co.Owner.ID})
 	clk := testkit.NowClock()
-	e.start(t, dispatch.Config{Client: guardClient(t, srv, true), Now: clk.Now, Schedule: []time.Duration{time.Second}})
+	e.start(t, dispatch.Config{Base: service.Base{Now: clk.Now}, Client: guardClient(t, srv, true), Schedule: []time.Duration{time.Second}})
 	dm := e.enqueue(t, co, ep, "sale.paid")
 
 	d := waitFor(t, co, dm.DeliveryID, func(d streams.Delivery) bool { return d.AttemptCount >= 1 })

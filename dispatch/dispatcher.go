@@ -8,6 +8,7 @@ import (
 
 	"oficina/dispatch/lease"
 	"oficina/schema/ids"
+	"oficina/schema/service"
 	"oficina/streams"
 )
 
@@ -19,6 +20,9 @@ type Dispatcher struct {
 	// (cycle.go).
 	cycles *batcher[stageReq, stageRes]
 }
+
+// A Dispatcher is a service: Run delivers until its context ends.
+var _ service.Service = (*Dispatcher)(nil)
 
 // New checks cfg and returns a Dispatcher; Run starts it.
 func New(cfg Config) (*Dispatcher, error) {
@@ -44,10 +48,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m := &lease.Manager{KV: kv, ID: d.cfg.ID, Partitions: d.cfg.Partitions, TTL: d.cfg.LeaseTTL, Log: d.cfg.Log,
+	m := &lease.Manager{KV: kv, ID: d.cfg.ID, Partitions: d.cfg.Partitions, TTL: d.cfg.LeaseTTL, Base: service.Base{Log: d.cfg.Logger()},
 		Work: func(soft, hard context.Context, p int) {
 			if err := d.runPartition(soft, hard, p); err != nil {
-				d.cfg.Log.Error("dispatch: partition", "partition", p, "err", err)
+				d.cfg.Logger().Error("dispatch: partition", "partition", p, "err", err)
 			}
 		}}
 	d.lease.Store(m)
@@ -57,7 +61,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { d.cycles.loop(bctx, d.cfg.BatchWorkers) })
 	defer func() { stop(); wg.Wait() }()
-	d.cfg.Log.Info("dispatcher running", "id", d.cfg.ID, "partitions", d.cfg.Partitions)
+	d.cfg.Logger().Info("dispatcher running", "id", d.cfg.ID, "partitions", d.cfg.Partitions)
 	return m.Run(ctx)
 }
 
@@ -82,12 +86,12 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 		return outcome{}, err
 	}
 	health(pl.failing)
-	started, clock := d.cfg.Now(), time.Now()
+	started, clock := d.cfg.BusinessNow(), d.cfg.WallNow()
 	r := d.send(ctx, dm, pl, started)
 	if ctx.Err() != nil {
 		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
 	}
-	done := time.Now()
+	done := d.cfg.WallNow()
 	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
 	// The send is done: a record that fails (the database restarting) is
 	// retried while the message is still ours, since giving up would park
@@ -95,7 +99,7 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 	req, sent := stageReq{record: &attemptReq{dm: dm, started: started, r: r}}, time.Now()
 	res, err = d.cycles.do(ctx, req)
 	for wait := 100 * time.Millisecond; err != nil && ctx.Err() == nil && time.Since(sent) < d.cfg.AckWait/2; wait = min(2*wait, 2*time.Second) {
-		d.cfg.Log.Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)
+		d.cfg.Logger().Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)
 		sleepCtx(ctx, wait)
 		res, err = d.cycles.do(ctx, req)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"oficina/dispatch"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -65,7 +66,7 @@ func TestTheObserverHearsEachOutcomeOnce(t *testing.T) {
 	obs := &recorder{}
 	sched := []time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second, time.Second}
 	// httptest's servers share one certificate: trusting one trusts both.
-	e.start(t, dispatch.Config{Client: guardClient(t, ok, true), Now: clk.Now, Schedule: sched, Observer: obs})
+	e.start(t, dispatch.Config{Base: service.Base{Now: clk.Now}, Client: guardClient(t, ok, true), Schedule: sched, Observer: obs})
 
 	dm := e.enqueue(t, co, good, "sale.paid")
 	waitStatus(t, co, dm.DeliveryID, streams.StatusSucceeded)

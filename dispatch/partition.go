@@ -70,7 +70,7 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 			if hard.Err() != nil || soft.Err() != nil {
 				break
 			}
-			d.cfg.Log.Warn("dispatch: fetch", "partition", p, "err", err)
+			d.cfg.Logger().Warn("dispatch: fetch", "partition", p, "err", err)
 			sleepCtx(soft, 200*time.Millisecond)
 			continue
 		}
@@ -206,7 +206,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 func (w *partition) admit(msg jetstream.Msg) {
 	dm, err := streams.ParseDeliveryMessage(msg.Headers(), msg.Data())
 	if err != nil {
-		w.d.cfg.Log.Error("dispatch: not a delivery message, dropped", "subject", msg.Subject(), "err", err)
+		w.d.cfg.Logger().Error("dispatch: not a delivery message, dropped", "subject", msg.Subject(), "err", err)
 		_ = msg.Term()
 		return
 	}
@@ -264,13 +264,13 @@ func (w *partition) finish(j job, out outcome, err error) {
 			w.release(j)
 			return
 		}
-		w.d.cfg.Log.Error("dispatch: delivery", "delivery", j.dm.DeliveryID, "err", err)
+		w.d.cfg.Logger().Error("dispatch: delivery", "delivery", j.dm.DeliveryID, "err", err)
 		w.park(j, w.d.cfg.ParkDelay)
 		return
 	}
 	if !out.retryAt.IsZero() {
 		if err := w.schedule(j, out.retryAt); err != nil {
-			w.d.cfg.Log.Error("dispatch: schedule retry", "delivery", j.dm.DeliveryID, "err", err)
+			w.d.cfg.Logger().Error("dispatch: schedule retry", "delivery", j.dm.DeliveryID, "err", err)
 			w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
 			return
 		}
@@ -306,7 +306,7 @@ func (w *partition) park(j job, delay time.Duration) {
 					_ = j.msg.Ack()
 					w.d.cfg.Observer.Parked()
 				case err := <-f.Err():
-					w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
+					w.d.cfg.Logger().Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
 				case <-w.hard.Done():
 				}
 				w.release(j)
@@ -314,7 +314,7 @@ func (w *partition) park(j job, delay time.Duration) {
 			return
 		}
 	}
-	w.d.cfg.Log.Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
+	w.d.cfg.Logger().Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
 	w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
 }
 

@@ -182,7 +182,7 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			// the attempt fails (and is retried on the schedule, so putting
 			// the key back saves the delivery). The error names the key id
 			// and the endpoint, never a secret.
-			d.cfg.Log.Error("dispatch: cannot open the endpoint's signing secret", "company", company,
+			d.cfg.Logger().Error("dispatch: cannot open the endpoint's signing secret", "company", company,
 				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
 		}
 		out[i].res = plan{send: true, url: e.URL, keys: keys, failing: e.FailingSince != nil}
@@ -212,7 +212,7 @@ func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *webhooks.Row,
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
-	d.cfg.Log.Warn("webhook subscriber lost access", "company", e.CompanyID, "endpoint", e.ID, "event_type", dm.EventType)
+	d.cfg.Logger().Warn("webhook subscriber lost access", "company", e.CompanyID, "endpoint", e.ID, "event_type", dm.EventType)
 	body := fmt.Sprintf("O assinante do endpoint de webhook %s (%s) perdeu o acesso aos eventos %q.\n"+
 		"As entregas afetadas foram encerradas com o erro %s; o endpoint continua ativo e os eventos "+
 		"de outros módulos continuam chegando. Restaure a permissão ou edite o endpoint.\n",

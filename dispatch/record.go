@@ -226,7 +226,7 @@ func (d *Dispatcher) disable(ctx context.Context, tx bun.Tx, e *webhooks.Row, no
 		return err
 	}
 	e.Status = "disabled"
-	d.cfg.Log.Warn("webhook endpoint disabled after failing", "company", e.CompanyID, "endpoint", e.ID, "since", e.FailingSince)
+	d.cfg.Logger().Warn("webhook endpoint disabled after failing", "company", e.CompanyID, "endpoint", e.ID, "since", e.FailingSince)
 	body := fmt.Sprintf("O endpoint de webhook %s (%s) falhou em todas as entregas desde %s e foi desativado "+
 		"(motivo: %s). Corrija o receptor e reative o endpoint; as entregas perdidas podem ser reenviadas.\n",
 		e.ID, e.URL, e.FailingSince.UTC().Format(time.RFC3339), ReasonFailing)

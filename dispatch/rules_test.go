@@ -10,6 +10,7 @@ import (
 
 	"oficina/dispatch"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -90,7 +91,7 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 	co := company(t, tenant.PlanSupra)
 	ep := newEndpoint(t, co, srv.URL, webhooks.Subscriber{MemberID: co.Owner.ID})
 	sched := []time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second, time.Second}
-	e.start(t, dispatch.Config{Client: guardClient(t, srv, true), Now: clk.Now, Schedule: sched})
+	e.start(t, dispatch.Config{Base: service.Base{Now: clk.Now}, Client: guardClient(t, srv, true), Schedule: sched})
 	dm := e.enqueue(t, co, ep, "sale.paid")
 
 	d := waitStatus(t, co, dm.DeliveryID, streams.StatusFailed)

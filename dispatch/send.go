@@ -42,7 +42,7 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 	resp, err := d.cfg.Client.Do(req)
 	if err != nil {
 		reason := destguard.Reason(err)
-		d.cfg.Log.Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,
+		d.cfg.Logger().Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,
 			"delivery", dm.DeliveryID, "reason", reason, "err", err)
 		return attemptResult{err: reason, detail: detail.finish(nil)}
 	}

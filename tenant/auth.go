@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"oficina/schema/service"
 )
 
 // ErrInvalidKey is every authentication failure; the transport answers all
@@ -22,8 +24,9 @@ type AuthConfig struct {
 	// case an invalidation is lost; changes made through the admin API
 	// invalidate at once (see Invalidate). Default 5s; negative disables.
 	CacheTTL time.Duration
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Base: its business clock (Now) decides whether a key is active and
+	// when a cached principal is reloaded.
+	service.Base
 }
 
 // Authenticator resolves API keys to principals, with a cache that admin
@@ -49,9 +52,6 @@ func NewAuthenticator(db bun.IDB, cfg AuthConfig) *Authenticator {
 	if cfg.CacheTTL == 0 {
 		cfg.CacheTTL = 5 * time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	return &Authenticator{
 		db: db, cfg: cfg,
 		byHash:    map[[32]byte]cached{},
@@ -61,7 +61,7 @@ func NewAuthenticator(db bun.IDB, cfg AuthConfig) *Authenticator {
 }
 
 // Now is the authenticator's clock.
-func (a *Authenticator) Now() time.Time { return a.cfg.Now() }
+func (a *Authenticator) Now() time.Time { return a.cfg.BusinessNow() }
 
 // Authenticate returns the principal of token calling from ip, or
 // ErrInvalidKey whatever the cause.
@@ -71,7 +71,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string, ip netip
 	}
 	var h [32]byte
 	copy(h[:], HashKey(token))
-	now := a.cfg.Now()
+	now := a.cfg.BusinessNow()
 	a.mu.RLock()
 	c, ok := a.byHash[h]
 	a.mu.RUnlock()

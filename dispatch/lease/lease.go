@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"oficina/schema/service"
 )
 
 // Bucket is the key-value bucket of dispatcher leases.
@@ -36,11 +37,13 @@ type Work func(soft, hard context.Context, partition int)
 
 // Manager takes part in the sharing for one process.
 type Manager struct {
+	// Base gives the logger. Renewals are timed on time.Now, not a clock
+	// of the base: the keys expire on the NATS server's clock.
+	service.Base
 	KV         jetstream.KeyValue
 	ID         string
 	Partitions int
 	TTL        time.Duration
-	Log        *slog.Logger
 	Work       Work
 
 	mu          sync.Mutex
@@ -128,9 +131,6 @@ func (m *Manager) Owned() []int {
 // Run takes part until ctx ends, then hands every partition back (soft
 // stop, wait, delete the key) so the others take them at once.
 func (m *Manager) Run(ctx context.Context) error {
-	if m.Log == nil {
-		m.Log = slog.Default()
-	}
 	m.mu.Lock()
 	m.owned = map[int]*held{}
 	m.mu.Unlock()
@@ -169,12 +169,12 @@ func (m *Manager) round(ctx context.Context) {
 		case err == nil:
 			h.rev, h.renewed = rev, time.Now()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || time.Since(h.renewed) >= 2*m.TTL/3:
-			m.Log.Warn("lease: lost partition", "partition", p, "err", err)
+			m.Logger().Warn("lease: lost partition", "partition", p, "err", err)
 			h.hard()
 			h.soft()
 			delete(m.owned, p)
 		default:
-			m.Log.Warn("lease: renewal failed, kept for now", "partition", p, "err", err)
+			m.Logger().Warn("lease: renewal failed, kept for now", "partition", p, "err", err)
 		}
 	}
 	m.mu.Unlock()
@@ -182,7 +182,7 @@ func (m *Manager) round(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
 	if _, err := m.KV.Put(rctx, memberKey(m.ID), []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
-		m.Log.Warn("lease: heartbeat", "err", err)
+		m.Logger().Warn("lease: heartbeat", "err", err)
 	}
 	members, err := m.members(rctx)
 	m.mu.Lock()
@@ -190,7 +190,7 @@ func (m *Manager) round(ctx context.Context) {
 	if err != nil {
 		// Keep the last list: an unreadable list must not make this
 		// dispatcher hand back everything it holds.
-		m.Log.Warn("lease: members", "err", err)
+		m.Logger().Warn("lease: members", "err", err)
 		members = m.lastMembers
 	}
 	m.lastMembers = members
@@ -234,7 +234,7 @@ func (m *Manager) start(ctx context.Context, p int, rev uint64) {
 	soft, scancel := context.WithCancel(hard)
 	h := &held{rev: rev, renewed: time.Now(), soft: scancel, hard: hcancel, done: make(chan struct{})}
 	m.owned[p] = h
-	m.Log.Info("lease: took partition", "partition", p, "id", m.ID)
+	m.Logger().Info("lease: took partition", "partition", p, "id", m.ID)
 	go func() {
 		defer close(h.done)
 		m.Work(soft, hard, p)
@@ -257,10 +257,10 @@ func (m *Manager) release(p int, h *held) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := m.KV.Delete(ctx, partKey(p), jetstream.LastRevision(rev)); err != nil {
-			m.Log.Warn("lease: release", "partition", p, "err", err)
+			m.Logger().Warn("lease: release", "partition", p, "err", err)
 		}
 		h.hard()
-		m.Log.Info("lease: released partition", "partition", p, "id", m.ID)
+		m.Logger().Info("lease: released partition", "partition", p, "id", m.ID)
 	}()
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"oficina/dispatch/lease"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 )
 
 // flakyKV fails member listings and renewals on demand, as a bucket does
@@ -43,7 +44,7 @@ func (k *flakyKV) Update(ctx context.Context, key string, value []byte, rev uint
 
 func start(t *testing.T, kv jetstream.KeyValue, ttl time.Duration) *lease.Manager {
 	t.Helper()
-	m := &lease.Manager{KV: kv, ID: "dsp_a", Partitions: 4, TTL: ttl, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	m := &lease.Manager{KV: kv, ID: "dsp_a", Partitions: 4, TTL: ttl, Base: service.Base{Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Work: func(soft, hard context.Context, _ int) { <-soft.Done() }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

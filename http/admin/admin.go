@@ -7,7 +7,6 @@ package admin
 import (
 	"context"
 	"crypto/subtle"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/netip"
@@ -20,6 +19,7 @@ import (
 	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -43,8 +43,9 @@ type Deps struct {
 	// shorter one every request is refused.
 	Token string
 	Bus   *tenant.Bus
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Base: Log receives panics and operator warnings; the business clock
+	// (Now) is what the rules and the token throttle read.
+	service.Base
 	// Destinations checks webhook URLs (nil: the production guard).
 	Destinations webhooks.URLChecker
 	// Secrets seals the webhook signing secrets (OFICINA_SECRET_KEYS) and
@@ -94,17 +95,11 @@ func NewGate(token string, trusted []netip.Prefix, failuresPerMinute int, now fu
 
 // New builds the admin API.
 func New(d Deps) *Server {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
 	if d.Workers == nil {
 		d.Workers = d.DB
 	}
-	s := &Server{deps: d, mux: http.NewServeMux(), gate: NewGate(d.Token, d.TrustedProxies, d.AuthFailuresPerMinute, d.Now),
-		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
+	s := &Server{deps: d, mux: http.NewServeMux(), gate: NewGate(d.Token, d.TrustedProxies, d.AuthFailuresPerMinute, d.BusinessNow),
+		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.BusinessNow, Wall: d.WallNow}}
 	s.routes()
 	return s
 }
@@ -155,7 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			s.deps.Log.Error("admin panic", "panic", rec)
+			s.deps.Logger().Error("admin panic", "panic", rec)
 			wire.WriteError(w, r, apierr.New(apierr.InternalError))
 		}
 	}()

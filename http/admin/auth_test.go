@@ -10,6 +10,7 @@ import (
 
 	"oficina/http/admin"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/tenant/ratelimit"
 )
 
@@ -51,7 +52,7 @@ func TestOperatorTokenFailuresAreThrottledPerAddress(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { return now }
 	token := strings.Repeat("t", admin.MinTokenLen)
-	srv := httptest.NewServer(admin.New(admin.Deps{DB: testkit.DB(t), Token: token, Now: clock,
+	srv := httptest.NewServer(admin.New(admin.Deps{Base: service.Base{Now: clock}, DB: testkit.DB(t), Token: token,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	t.Cleanup(srv.Close)
 	const attacker, other = "203.0.113.9", "198.51.100.7"

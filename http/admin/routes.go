@@ -45,7 +45,7 @@ func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {
 	in, err := decode[tenant.CompanyInput](r)
 	if err == nil {
 		var c *tenant.Company
-		c, err = tenant.CreateCompany(r.Context(), s.deps.DB, in, s.deps.Now())
+		c, err = tenant.CreateCompany(r.Context(), s.deps.DB, in, s.deps.BusinessNow())
 		if err == nil {
 			wire.WriteJSON(w, http.StatusCreated, c)
 			return

@@ -267,7 +267,7 @@ func (s *Server) markOverdue(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, r, err)
 		return
 	}
-	now := s.deps.Now()
+	now := s.deps.BusinessNow()
 	var res sales.RoutineResult
 	if in.CompanyID != nil {
 		err = tenant.Tx(r.Context(), s.deps.DB, *in.CompanyID, func(ctx context.Context, tx bun.Tx) error {

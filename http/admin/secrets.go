@@ -87,7 +87,7 @@ func (s *Server) rekey(r *http.Request) (SecretsRekeyed, error) {
 		res.Failed = []webhooks.ResealFailure{}
 	}
 	if len(res.Failed) > 0 {
-		s.deps.Log.Warn("secrets rekey: endpoints left as they were", "count", len(res.Failed), "first", res.Failed[0])
+		s.deps.Logger().Warn("secrets rekey: endpoints left as they were", "count", len(res.Failed), "first", res.Failed[0])
 	}
 	return SecretsRekeyed{Object: "secrets_rekey", KeyID: s.deps.Secrets.Primary(), Companies: res.Companies,
 		Endpoints: res.Endpoints, Failed: res.Failed, NextAfter: res.Next, HasMore: res.More}, nil

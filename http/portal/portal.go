@@ -17,16 +17,15 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 )
@@ -52,8 +51,9 @@ type Deps struct {
 	// OpenAPI is the public API's document: the event catalogue is its
 	// webhooks section.
 	OpenAPI []byte
-	Now     func() time.Time
-	Log     *slog.Logger
+	// Base: Log receives panics and render failures; the business clock
+	// (Now) is what sessions and the schema rules read.
+	service.Base
 	// TrustedProxies: X-Forwarded-Proto is believed from these peers only
 	// (the cookie is Secure behind TLS).
 	TrustedProxies []netip.Prefix
@@ -79,12 +79,6 @@ func New(d Deps) (*Server, error) {
 	if d.DB == nil {
 		return nil, fmt.Errorf("portal: DB is required")
 	}
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
 	if d.Destinations == nil {
 		g, err := destguard.New(destguard.Config{})
 		if err != nil {
@@ -105,7 +99,7 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{deps: d, mux: http.NewServeMux(), views: v, catalogue: cat, ancestors: anc,
-		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
+		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.BusinessNow, Wall: d.WallNow}}
 	s.routes()
 	return s, nil
 }
@@ -145,7 +139,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			s.deps.Log.Error("portal panic", "panic", fmt.Sprint(rec), "path", r.URL.Path)
+			s.deps.Logger().Error("portal panic", "panic", fmt.Sprint(rec), "path", r.URL.Path)
 			s.fail(w, r, nil, http.StatusInternalServerError)
 		}
 	}()

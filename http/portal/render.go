@@ -147,7 +147,7 @@ func (s *Server) render(w http.ResponseWriter, v *view, res *result) {
 	v.Languages = apierr.Languages
 	t, ok := s.views.pages[res.page]
 	if !ok {
-		s.deps.Log.Error("portal: no page", "page", res.page)
+		s.deps.Logger().Error("portal: no page", "page", res.page)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -165,7 +165,7 @@ func (s *Server) render(w http.ResponseWriter, v *view, res *result) {
 			return
 		}
 	}
-	s.deps.Log.Error("portal: render", "page", res.page, "err", err)
+	s.deps.Logger().Error("portal: render", "page", res.page, "err", err)
 	http.Error(w, "internal error", http.StatusInternalServerError)
 }
 

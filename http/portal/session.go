@@ -111,7 +111,7 @@ func (s *Server) page(need *session.Capability, h handler) http.Handler {
 		}
 		if err != nil && res == nil {
 			if e := apierr.As(err); e.Code == apierr.InternalError {
-				s.deps.Log.ErrorContext(ctx, "portal", "path", r.URL.Path, "err", err)
+				s.deps.Logger().ErrorContext(ctx, "portal", "path", r.URL.Path, "err", err)
 			}
 			s.fail(w, r, c.view, apierr.As(err).Status())
 			return
@@ -167,7 +167,7 @@ func companyAncestors(c *tenant.Company) []string {
 // to open a new link, with the session cookie cleared.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, lang string, err error) {
 	if !errors.Is(err, session.ErrInvalid) {
-		s.deps.Log.ErrorContext(r.Context(), "portal session", "err", err)
+		s.deps.Logger().ErrorContext(r.Context(), "portal session", "err", err)
 		s.fail(w, r, &view{Lang: lang}, http.StatusInternalServerError)
 		return
 	}
@@ -214,7 +214,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	var tok string
 	var row *session.Row
 	err = tenant.Tx(r.Context(), s.deps.DB, company, func(ctx context.Context, tx bun.Tx) error {
-		row, tok, err = session.Exchange(ctx, tx, link, s.deps.Now())
+		row, tok, err = session.Exchange(ctx, tx, link, s.deps.BusinessNow())
 		return err
 	})
 	if err != nil {

@@ -88,7 +88,7 @@ func (s *Server) listPortalSessions(c fuego.ContextNoBody) (page.List[portal.Por
 	}
 	var out page.List[portal.PortalSession]
 	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = portal.List(ctx, tx, pg, s.deps.Now())
+		out, err = portal.List(ctx, tx, pg, s.deps.BusinessNow())
 		return err
 	})
 	return out, err

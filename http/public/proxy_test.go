@@ -8,6 +8,7 @@ import (
 
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
+	"oficina/schema/service"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
 )
@@ -18,7 +19,7 @@ import (
 func behindProxy(t *testing.T) *rlEnv {
 	t.Helper()
 	clk := testkit.NowClock()
-	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
+	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Base: service.Base{Now: clk.Now}})
 	api := httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
 	return &rlEnv{api: api, clock: clk}

@@ -56,7 +56,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, p *tenant.Princip
 	}
 	d, err := s.deps.Limiter.Take(r.Context(), p.CompanyID(), *ceiling)
 	if err != nil {
-		s.deps.Logger.ErrorContext(r.Context(), "rate limit not counted; request let through",
+		s.deps.Logger().ErrorContext(r.Context(), "rate limit not counted; request let through",
 			"company_id", p.CompanyID(), "error", err)
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
+	"oficina/schema/service"
 	"oficina/streams/jsconfig"
 	"oficina/tenant"
 	"oficina/tenant/ratelimit"
@@ -26,7 +27,7 @@ type rlEnv struct {
 func newRLEnv(t *testing.T) *rlEnv {
 	t.Helper()
 	clk := testkit.NowClock()
-	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
+	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Base: service.Base{Now: clk.Now}})
 	return &rlEnv{api: httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim}), clock: clk}
 }
 
@@ -93,7 +94,7 @@ func TestRateLimitIsSharedByTwoAPIProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lim := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Now: clk.Now})
+		lim := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Base: service.Base{Now: clk.Now}})
 		return httpkit.NewAPI(t, httpkit.APIOptions{Now: clk.Now, Limiter: lim})
 	}
 	a, b := process(), process()

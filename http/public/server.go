@@ -25,6 +25,7 @@ import (
 	"oficina/schema/apierr"
 	"oficina/schema/idempotency"
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -36,10 +37,11 @@ const Prefix = "/public/v1"
 
 // Deps are what the handlers need.
 type Deps struct {
-	DB     *bun.DB
-	Auth   *tenant.Authenticator
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Base: Log receives the request log; the business clock (Now) is what
+	// the handlers' rules and the auth throttle read.
+	service.Base
+	DB   *bun.DB
+	Auth *tenant.Authenticator
 	// Limiter is the company rate limit of part 8, run after
 	// authentication and before the permission layers. Nil means none.
 	Limiter *ratelimit.Limiter
@@ -114,12 +116,6 @@ type route struct {
 
 // New builds the server and registers every route.
 func New(d Deps) (*Server, error) {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Logger == nil {
-		d.Logger = slog.Default()
-	}
 	if d.Destinations == nil {
 		g, err := destguard.New(destguard.Config{})
 		if err != nil {
@@ -135,12 +131,12 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{deps: d, routes: map[string]*route{}, spec: sp,
-		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.Now}}
+		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.BusinessNow, Wall: d.WallNow}}
 	switch {
 	case d.AuthFailuresPerMinute == 0:
-		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.Now)
+		s.throttle = ratelimit.NewThrottle(ratelimit.DefaultAuthFailures, time.Minute, d.BusinessNow)
 	case d.AuthFailuresPerMinute > 0:
-		s.throttle = ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.Now)
+		s.throttle = ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.BusinessNow)
 	}
 	// fuego serves the routes; the OpenAPI document is built by
 	// http/openapi from the same route table (docs/decisions/0015).
@@ -203,7 +199,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pattern := "unmatched"
 	defer func() {
 		if rec := recover(); rec != nil {
-			s.deps.Logger.ErrorContext(ctx, "panic", "request_id", rid, "panic", fmt.Sprint(rec))
+			s.deps.Logger().ErrorContext(ctx, "panic", "request_id", rid, "panic", fmt.Sprint(rec))
 			if !lw.wrote {
 				wire.WriteError(lw, r, apierr.New(apierr.InternalError))
 			}
@@ -212,7 +208,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.deps.Observe != nil {
 			s.deps.Observe(pattern, r.Method, lw.status, time.Since(start))
 		}
-		s.deps.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
+		s.deps.Logger().LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("request_id", rid), slog.String("method", r.Method), slog.String("route", pattern),
 			slog.Int("status", lw.status), slog.Duration("duration", time.Since(start)))
 	}()

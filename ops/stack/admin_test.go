@@ -12,6 +12,7 @@ import (
 	"oficina/ops/config"
 	"oficina/ops/metrics"
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 )
 
 // Issue 15 item 7: /metrics can be put behind the operator token; by
@@ -21,7 +22,7 @@ func TestMetricsBehindTheOperatorToken(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := &Stack{db: testkit.DB(t), log: log}
 	token := strings.Repeat("m", admin.MinTokenLen)
-	adm := admin.New(admin.Deps{DB: testkit.DB(t), Token: token, Log: log})
+	adm := admin.New(admin.Deps{Base: service.Base{Log: log}, DB: testkit.DB(t), Token: token})
 	for _, tc := range []struct {
 		name         string
 		requireToken bool

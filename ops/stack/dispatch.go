@@ -16,6 +16,7 @@ import (
 	"oficina/ops/metrics"
 	"oficina/ops/natsauth"
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 	"oficina/streams/jsconfig"
 )
 
@@ -56,7 +57,7 @@ func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, ring *sec
 	if err != nil {
 		return nil, fmt.Errorf("stack: jetstream: %w", err)
 	}
-	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Secrets: ring, Log: log, Observer: obs,
+	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Secrets: ring, Base: service.Base{Log: log}, Observer: obs,
 		Partitions: jsconfig.DefaultConfig().Partitions, LeaseReplicas: replicas})
 }
 
@@ -67,9 +68,7 @@ func RunDispatch(ctx context.Context, o Options) error {
 	if o.Config.NATSURL == "" {
 		return errors.New("stack: dispatch needs NATS_URL")
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	s := newStack(o)
 	cfg := o.Config
 	ring, err := secretKeys(cfg, false, io.Discard)
 	if err != nil {
@@ -80,10 +79,9 @@ func RunDispatch(ctx context.Context, o Options) error {
 		return err
 	}
 	defer bdb.Close()
-	if err := sealUnsealed(ctx, bdb, ring, o.Only, o.Logger); err != nil {
+	if err := sealUnsealed(ctx, bdb, ring, o.Only, s.log); err != nil {
 		return err
 	}
-	s := &Stack{opts: o, log: o.Logger}
 	nc, err := s.connectNATS(cfg.NATSURL, cfg.NATS, natsauth.Dispatch)
 	if err != nil {
 		return fmt.Errorf("stack: %w", err)
@@ -102,13 +100,13 @@ func RunDispatch(ctx context.Context, o Options) error {
 		return err
 	}
 	m := metrics.New()
-	d, err := newDispatcher(nc, bdb, guard, ring, cfg.StreamReplicas, o.Logger, m.Dispatch())
+	d, err := newDispatcher(nc, bdb, guard, ring, cfg.StreamReplicas, s.log, m.Dispatch())
 	if err != nil {
 		return err
 	}
 	m.WatchDispatcher(d, bdb)
 	m.WatchPool("worker", bdb.DB)
-	ml, err := startMetrics(cfg, m, cfg.AdminToken, o.Logger)
+	ml, err := startMetrics(cfg, m, cfg.AdminToken, s.log)
 	if err != nil {
 		return err
 	}

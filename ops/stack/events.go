@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -155,10 +154,8 @@ func RunRelay(ctx context.Context, o Options) error {
 	if o.Config.NATSURL == "" {
 		return errors.New("stack: relay needs NATS_URL")
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	s := &Stack{opts: o, log: o.Logger, metrics: metrics.New()}
+	s := newStack(o)
+	s.metrics = metrics.New()
 	defer s.close()
 	// A relay process has no requests: everything it does is a worker's.
 	var err error

@@ -31,7 +31,7 @@ import (
 func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.Limiter, error) {
 	if s.nc == nil {
 		s.log.Warn("no NATS: rate limits count this process only")
-		return ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Fallback: s.metrics.RateLimitFallback()}), nil
+		return ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Base: service.Base{Log: s.log}, Fallback: s.metrics.RateLimitFallback()}), nil
 	}
 	js, err := jetstream.New(s.nc)
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	}
 	store.Connected = s.nc.IsConnected
 	presence := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: processID()})
-	lim := ratelimit.New(store, ratelimit.Config{Presence: presence, Log: s.log, Fallback: s.metrics.RateLimitFallback(),
+	lim := ratelimit.New(store, ratelimit.Config{Base: service.Base{Log: s.log}, Presence: presence, Fallback: s.metrics.RateLimitFallback(),
 		Timeout: cfg.RateLimitTimeout})
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err = presence.Beat(bctx)
@@ -64,7 +64,7 @@ func (s *Stack) rateLimiter(ctx context.Context, cfg config.Config) (*ratelimit.
 	states := s.nc.StatusChanged()
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Go(func() { lim.Run(rctx) })
+	wg.Go(func() { _ = lim.Run(rctx) })
 	wg.Go(func() {
 		for st := range states {
 			lim.Unreachable()

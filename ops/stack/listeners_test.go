@@ -14,6 +14,7 @@ import (
 	"oficina/ops/metrics"
 	"oficina/ops/testkit"
 	"oficina/schema/apierr"
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -30,13 +31,13 @@ func TestEveryErrorOnEveryListenerFollowsAcceptLanguage(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := &Stack{db: d, log: log}
 	auth := tenant.NewAuthenticator(d, tenant.AuthConfig{})
-	pub, err := public.New(public.Deps{DB: d, Auth: auth, Logger: log})
+	pub, err := public.New(public.Deps{Base: service.Base{Log: log}, DB: d, Auth: auth})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const token = "listener-test-token-0123456789abcdef"
 	pubSrv := httptest.NewServer(s.publicHandler(pub, http.NotFoundHandler()))
-	admSrv := httptest.NewServer(s.adminHandler(admin.New(admin.Deps{DB: d, Token: token, Log: log}), metrics.New(), false))
+	admSrv := httptest.NewServer(s.adminHandler(admin.New(admin.Deps{Base: service.Base{Log: log}, DB: d, Token: token}), metrics.New(), false))
 	t.Cleanup(pubSrv.Close)
 	t.Cleanup(admSrv.Close)
 

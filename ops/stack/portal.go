@@ -8,14 +8,15 @@ import (
 	"oficina/http/portal"
 	"oficina/http/public"
 	"oficina/ops/config"
+	"oficina/schema/service"
 )
 
 // newPortal builds the company webhook portal served at /portal/ on the
 // public listener, beside the API whose OpenAPI document gives it the
 // event catalogue (docs/portal.md).
 func (s *Stack) newPortal(cfg config.Config, pub *public.Server, proxies []netip.Prefix) (*portal.Server, error) {
-	return portal.New(portal.Deps{DB: s.db, Secrets: s.secrets, Destinations: s.events.destinations(),
-		Publisher: s.events.publisher(), OpenAPI: pub.OpenAPI(), Log: s.log, TrustedProxies: proxies,
+	return portal.New(portal.Deps{Base: service.Base{Log: s.log}, DB: s.db, Secrets: s.secrets, Destinations: s.events.destinations(),
+		Publisher: s.events.publisher(), OpenAPI: pub.OpenAPI(), TrustedProxies: proxies,
 		FrameAncestors: strings.FieldsFunc(cfg.PortalFrameAncestors, func(r rune) bool { return r == ',' || r == ' ' })})
 }
 

@@ -34,6 +34,7 @@ import (
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 	"oficina/tenant"
 )
 
@@ -44,7 +45,9 @@ type Options struct {
 	Migrate  bool      // apply migrations at start (dev)
 	Seed     bool      // create or refresh the demo company (dev)
 	Out      io.Writer // human-readable start-up lines (keys, URLs)
-	Logger   *slog.Logger
+	// Logger is the process's logger (nil: slog.Default), handed to every
+	// service it runs as their service.Base's Log.
+	Logger *slog.Logger
 	// Ready, when set, is called once the process's listeners accept
 	// requests (serve, dev: both API listeners; dispatch, relay: the
 	// metrics listener, if any).
@@ -102,15 +105,19 @@ type Stack struct {
 	publicAddr atomic.Value // net.Addr of the public listener, for portal links
 }
 
+// newStack is the process of o: its logger the base's (o.Logger, else
+// slog.Default).
+func newStack(o Options) *Stack {
+	return &Stack{opts: o, log: service.Base{Log: o.Logger}.Logger()}
+}
+
 // Run starts the process and blocks until ctx ends, then shuts down.
 func Run(ctx context.Context, o Options) error {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	s := &Stack{opts: o, log: o.Logger, metrics: metrics.New()}
+	s := newStack(o)
+	s.metrics = metrics.New()
 	defer s.close()
 	pl, al, err := s.start(ctx)
 	if err != nil {
@@ -213,7 +220,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	}
 	m := s.metrics
 	m.WatchRateLimit(limiter)
-	pub, err := public.New(public.Deps{DB: s.db, Auth: auth, Logger: s.log, Observe: m.ObserveRequest, Idempotency: m.Idempotency(), TrustedProxies: proxies,
+	pub, err := public.New(public.Deps{Base: service.Base{Log: s.log}, DB: s.db, Auth: auth, Observe: m.ObserveRequest, Idempotency: m.Idempotency(), TrustedProxies: proxies,
 		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets, PortalURL: s.portalURL})
 	if err != nil {
 		return nil, nil, err
@@ -226,7 +233,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	adm := admin.New(admin.Deps{DB: s.db, Token: token, Bus: s.bus, Log: s.log, Destinations: s.events.destinations(),
+	adm := admin.New(admin.Deps{Base: service.Base{Log: s.log}, DB: s.db, Token: token, Bus: s.bus, Destinations: s.events.destinations(),
 		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers, Secrets: s.secrets, PortalURL: s.portalURL})
 	if s.opts.Seed {
 		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {

@@ -21,7 +21,7 @@ var errBackoff = errors.New("ratelimit: shared budget failed recently")
 // log, and a NATS restart may lose the log itself; a window later both
 // have left it.
 func (l *Limiter) Unreachable() {
-	l.trouble.Store(l.cfg.Now().UnixNano())
+	l.trouble.Store(l.cfg.BusinessNow().UnixNano())
 }
 
 // capped says whether decisions keep to the share at now.
@@ -32,7 +32,7 @@ func (l *Limiter) capped(now time.Time) bool {
 
 // storeDown says why the store is not to be tried now, or nil.
 func (l *Limiter) storeDown() error {
-	if l.cfg.Now().UnixNano() < l.downUntil.Load() {
+	if l.cfg.BusinessNow().UnixNano() < l.downUntil.Load() {
 		return errBackoff
 	}
 	return nil
@@ -44,7 +44,7 @@ func (l *Limiter) storeDown() error {
 func (l *Limiter) failed(err error) {
 	l.Unreachable()
 	if !errors.Is(err, ErrUnavailable) {
-		l.downUntil.Store(l.cfg.Now().Add(l.cfg.Backoff).UnixNano())
+		l.downUntil.Store(l.cfg.BusinessNow().Add(l.cfg.Backoff).UnixNano())
 	}
 }
 
@@ -59,10 +59,10 @@ func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	}
 	l.cfg.Fallback(len(batch))
 	if !l.local.Swap(true) {
-		l.cfg.Log.Warn("rate limits: shared budget unreachable; each company gets this process's share of its ceiling",
+		l.cfg.Logger().Warn("rate limits: shared budget unreachable; each company gets this process's share of its ceiling",
 			"processes", l.cfg.Presence.Processes(), "error", cause)
 	}
-	now := l.cfg.Now()
+	now := l.cfg.BusinessNow()
 	ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
 	keep := 0
 	for _, w := range batch {
@@ -145,11 +145,13 @@ func combine(s, o Decision) Decision {
 
 // Run keeps this process's presence (Config.Presence) and flushes what
 // the share allowed, every heartbeat, until ctx ends; then it withdraws the
-// presence. Without a presence it returns at once.
-func (l *Limiter) Run(ctx context.Context) {
+// presence and returns nil (service.Service). Without a presence it only
+// waits for ctx.
+func (l *Limiter) Run(ctx context.Context) error {
 	p := l.cfg.Presence
 	if p == nil {
-		return
+		<-ctx.Done()
+		return nil
 	}
 	t := time.NewTicker(p.cfg.Every)
 	defer t.Stop()
@@ -159,14 +161,14 @@ func (l *Limiter) Run(ctx context.Context) {
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 			_ = p.Leave(lctx)
 			cancel()
-			return
+			return nil
 		case <-t.C:
 		}
 		bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 		if err := p.Beat(bctx); err != nil {
 			l.Unreachable()
 			if !errors.Is(err, ErrUnavailable) {
-				l.cfg.Log.Debug("rate limits: presence not renewed", "error", err)
+				l.cfg.Logger().Debug("rate limits: presence not renewed", "error", err)
 			}
 		}
 		cancel()

@@ -15,20 +15,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"oficina/schema/service"
 )
 
 // Config tunes a Limiter. Zero fields take the defaults.
 type Config struct {
+	// Base: Log is told when decisions move to the share and back. The
+	// business clock (Now) is the limiter's one clock: the window is a
+	// rule, and the backoff and the idle sweep are measured against the
+	// window's own stamps, so a test that moves it moves them all.
+	// Processes sharing a budget should agree on the time (NTP): a skew of
+	// d moves the window's edge by d for the requests that process counts.
+	service.Base
 	// Window is the sliding window (spec: 60 s).
 	Window time.Duration
-	// Now is the clock (default time.Now). Processes sharing a budget
-	// should agree on the time (NTP): a skew of d moves the window's edge
-	// by d for the requests that process counts.
-	Now func() time.Time
 	// Timeout bounds one store round trip (default 100 ms): past it the
 	// request is decided by this process's share instead.
 	Timeout time.Duration
@@ -39,9 +43,6 @@ type Config struct {
 	// Presence says which share of a ceiling is this process's while the
 	// store is unreachable. Nil: the whole ceiling (a process alone).
 	Presence *Presence
-	// Log is told when decisions move to the share and back (default
-	// slog.Default()).
-	Log *slog.Logger
 	// Fallback, when set, is told how many requests were just decided by
 	// this process's share alone, the store out of reach (metrics).
 	Fallback func(requests int)
@@ -96,9 +97,10 @@ type Limiter struct {
 	store Store
 	cfg   Config
 
-	// downUntil (Unix ns on cfg.Now) is when the store may be tried again
-	// after a failure; trouble is when the store was last known
-	// unreachable; local says decisions are on the share (for the log).
+	// downUntil (Unix ns on the business clock) is when the store may be
+	// tried again after a failure; trouble is when the store was last
+	// known unreachable; local says decisions are on the share (for the
+	// log).
 	downUntil atomic.Int64
 	trouble   atomic.Int64
 	local     atomic.Bool
@@ -137,22 +139,19 @@ type waiter struct {
 	d     Decision
 }
 
+// A Limiter is a service: Run keeps its presence until its context ends.
+var _ service.Service = (*Limiter)(nil)
+
 // New returns a limiter over store.
 func New(store Store, cfg Config) *Limiter {
 	if cfg.Window <= 0 {
 		cfg.Window = time.Minute
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = DefaultBackoff
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
 	}
 	if cfg.Fallback == nil {
 		cfg.Fallback = func(int) {}
@@ -175,7 +174,7 @@ func (l *Limiter) Take(ctx context.Context, key string, limit int) (Decision, er
 	w := &waiter{limit: limit, wake: make(chan struct{}, 1)}
 	ln.mu.Lock()
 	ln.queue = append(ln.queue, w)
-	ln.usedAt = l.cfg.Now()
+	ln.usedAt = l.cfg.BusinessNow()
 	if ln.busy {
 		ln.mu.Unlock()
 		<-w.wake
@@ -208,7 +207,7 @@ func (l *Limiter) lead(ctx context.Context, key string, ln *line) {
 			l.failed(err)
 			l.decideLocal(ln, batch, err)
 		} else if len(batch) > 0 && l.local.CompareAndSwap(true, false) {
-			l.cfg.Log.Info("rate limits: shared budget reachable again; shares still apply for one window")
+			l.cfg.Logger().Info("rate limits: shared budget reachable again; shares still apply for one window")
 		}
 	}
 	for _, w := range batch {
@@ -253,7 +252,7 @@ func (l *Limiter) decide(ctx context.Context, key string, ln *line, batch []*wai
 			win = window{} // unreadable state counts nothing rather than blocking the company
 		}
 		win.merge(ln.pending)
-		now := l.cfg.Now()
+		now := l.cfg.BusinessNow()
 		ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
 		capped := l.capped(now)
 		counted, keep, added := false, ln.limit, 0
@@ -338,7 +337,7 @@ func quantize(ms int64, limit int, span int64) int64 {
 func (l *Limiter) line(key string) *line {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now := l.cfg.Now(); now.Sub(l.sweptAt) > l.cfg.Window {
+	if now := l.cfg.BusinessNow(); now.Sub(l.sweptAt) > l.cfg.Window {
 		l.sweptAt = now
 		for k, ln := range l.lines {
 			if !ln.mu.TryLock() {

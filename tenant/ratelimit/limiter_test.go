@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/streams/jsconfig"
 	"oficina/tenant/ratelimit"
 
@@ -83,7 +84,7 @@ var edgeSteps = []step{
 func TestSlidingWindowEdgeIsExact(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
+	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Base: service.Base{Now: clk.Now}})
 	run(t, []*ratelimit.Limiter{lim}, clk, 3, edgeSteps)
 }
 
@@ -94,8 +95,8 @@ func TestTwoProcessesShareOneBudget(t *testing.T) {
 	t.Parallel()
 	kv := bucket(t)
 	clk := newClock()
-	a := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Now: clk.Now})
-	b := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Now: clk.Now})
+	a := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Base: service.Base{Now: clk.Now}})
+	b := ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Base: service.Base{Now: clk.Now}})
 	run(t, []*ratelimit.Limiter{a, b}, clk, 3, edgeSteps)
 }
 
@@ -106,8 +107,8 @@ func TestConcurrentRequestsAcrossProcessesAllowExactlyTheCeiling(t *testing.T) {
 	kv := bucket(t)
 	clk := newClock()
 	lims := []*ratelimit.Limiter{
-		ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Now: clk.Now}),
-		ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Now: clk.Now}),
+		ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Base: service.Base{Now: clk.Now}}),
+		ratelimit.New(ratelimit.NewKV(kv), ratelimit.Config{Base: service.Base{Now: clk.Now}}),
 	}
 	const limit, requests = 60, 200
 	var allowed atomic.Int64
@@ -135,7 +136,7 @@ func TestConcurrentRequestsAcrossProcessesAllowExactlyTheCeiling(t *testing.T) {
 func TestCeilingChangeAppliesAtOnceAndBudgetsArePerCompany(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Now: clk.Now})
+	lim := ratelimit.New(ratelimit.NewMemory(), ratelimit.Config{Base: service.Base{Now: clk.Now}})
 	ctx := context.Background()
 	for range 5 {
 		if d, _ := lim.Take(ctx, "co_a", 5); !d.Allowed {
@@ -162,7 +163,7 @@ func TestLargeCeilingStaysCompact(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
 	mem := ratelimit.NewMemory()
-	lim := ratelimit.New(mem, ratelimit.Config{Now: clk.Now})
+	lim := ratelimit.New(mem, ratelimit.Config{Base: service.Base{Now: clk.Now}})
 	const limit = 100_000
 	for i := range 20_000 {
 		clk.Advance(2 * time.Millisecond)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/ops/testkit"
+	"oficina/schema/service"
 	"oficina/streams/jsconfig"
 	"oficina/tenant/ratelimit"
 )
@@ -65,10 +66,10 @@ func newAPIProcess(t *testing.T, url, id string, clk *testkit.Clock, timeout tim
 	store.Recreate = func(ctx context.Context) (jetstream.KeyValue, error) {
 		return jsconfig.EnsureRateLimit(ctx, js, jsconfig.Config{})
 	}
-	pres := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Now: clk.Now})
+	pres := ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Base: service.Base{Now: clk.Now}})
 	fallbacks := new(atomic.Int64)
 	return &apiProcess{nc: nc, store: store, pres: pres, fallbacks: fallbacks,
-		lim: ratelimit.New(store, ratelimit.Config{Now: clk.Now, Presence: pres, Timeout: timeout,
+		lim: ratelimit.New(store, ratelimit.Config{Base: service.Base{Now: clk.Now}, Presence: pres, Timeout: timeout,
 			Fallback: func(n int) { fallbacks.Add(int64(n)) }})}
 }
 
@@ -214,7 +215,7 @@ func TestPresenceSharesAddUpToTheCeiling(t *testing.T) {
 	ctx := context.Background()
 	var ps []*ratelimit.Presence
 	for _, id := range []string{"p1", "p2", "p3"} {
-		ps = append(ps, ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Now: clk.Now, Every: time.Second}))
+		ps = append(ps, ratelimit.NewPresence(store, ratelimit.PresenceConfig{ID: id, Base: service.Base{Now: clk.Now}, Every: time.Second}))
 	}
 	if got := ps[0].Share(10); got != 10 {
 		t.Fatalf("before any heartbeat: share %d, want the whole ceiling", got)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"oficina/schema/service"
 )
 
 // PresenceKey is the entry, in the rate-limit bucket, where API processes
@@ -27,8 +29,9 @@ type PresenceConfig struct {
 	// Every): a process killed without leaving makes the others' shares
 	// smaller for that long, which errs on the safe side.
 	Stale time.Duration
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Base: its business clock (Now) stamps the heartbeats, the clock of
+	// the Limiter it serves.
+	service.Base
 }
 
 // Presence is this API process among those sharing the budgets: each
@@ -67,9 +70,6 @@ func NewPresence(store Store, cfg PresenceConfig) *Presence {
 	}
 	if cfg.Stale <= 0 {
 		cfg.Stale = 3 * cfg.Every
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	return &Presence{store: store, cfg: cfg, seen: map[string]int64{}}
 }
@@ -138,7 +138,7 @@ func (p *Presence) change(ctx context.Context, edit func(m map[string]int64, now
 				m = map[string]int64{} // unreadable: the next heartbeats rebuild it
 			}
 		}
-		now := p.cfg.Now().UnixMilli()
+		now := p.cfg.BusinessNow().UnixMilli()
 		for id, at := range m {
 			if now-abs(at) > p.cfg.Stale.Milliseconds() {
 				delete(m, id)

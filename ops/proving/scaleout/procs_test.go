@@ -26,6 +26,7 @@ import (
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/hooks"
 	"oficina/schema/db"
+	"oficina/schema/service"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -307,7 +308,7 @@ func startDispatcher(t *testing.T, natsURL, id string, recv *hooks.Receiver, log
 	}
 	client := g.Client()
 	client.Transport = tagged{id: id, base: client.Transport}
-	cfg := dispatch.Config{DB: pool, JS: js, Client: client, Secrets: testkit.Keyring(t), Log: log.With("dispatcher", id), ID: id,
+	cfg := dispatch.Config{Base: service.Base{Log: log.With("dispatcher", id)}, DB: pool, JS: js, Client: client, Secrets: testkit.Keyring(t), ID: id,
 		Partitions: partitions, Jitter: -1, LeaseTTL: 3 * time.Second, AckWait: 5 * time.Second,
 		ParkDelay: 500 * time.Millisecond, FailingParkSpread: time.Second,
 		Schedule: []time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second,

@@ -23,6 +23,7 @@ import (
 	"oficina/http/public"
 	"oficina/ops/testkit"
 	"oficina/schema/secretbox"
+	"oficina/schema/service"
 	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
@@ -73,7 +74,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if d == nil {
 		d = testkit.DB(t)
 	}
-	auth := tenant.NewAuthenticator(d, tenant.AuthConfig{Now: o.Now})
+	auth := tenant.NewAuthenticator(d, tenant.AuthConfig{Base: service.Base{Now: o.Now}})
 	bus, err := tenant.NewBus(auth, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +82,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if o.Secrets == nil {
 		o.Secrets = testkit.Keyring(t)
 	}
-	pub, err := public.New(public.Deps{DB: d, Auth: auth, Now: o.Now, Guard: o.Guard,
+	pub, err := public.New(public.Deps{Base: service.Base{Now: o.Now}, DB: d, Auth: auth, Guard: o.Guard,
 		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies,
 		Secrets: o.Secrets, Idempotency: o.Idempotency})
 	if err != nil {
@@ -94,8 +95,8 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if o.Publisher != nil {
 		portalPub = o.Publisher
 	}
-	po, err := portal.New(portal.Deps{DB: d, Secrets: o.Secrets, Destinations: o.Destinations, Publisher: portalPub,
-		OpenAPI: pub.OpenAPI(), Now: o.Now, FrameAncestors: o.FrameAncestors, TrustedProxies: o.TrustedProxies})
+	po, err := portal.New(portal.Deps{Base: service.Base{Now: o.Now}, DB: d, Secrets: o.Secrets, Destinations: o.Destinations, Publisher: portalPub,
+		OpenAPI: pub.OpenAPI(), FrameAncestors: o.FrameAncestors, TrustedProxies: o.TrustedProxies})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	mux.Handle(portal.Prefix, po)
 	mux.Handle("/", a.contract.wrap(pub))
 	ps := httptest.NewServer(mux)
-	as := httptest.NewServer(admin.New(admin.Deps{DB: d, Workers: testkit.WorkerDB(t), Token: a.AdminToken, Bus: bus, Now: o.Now, Destinations: o.Destinations,
+	as := httptest.NewServer(admin.New(admin.Deps{Base: service.Base{Now: o.Now}, DB: d, Workers: testkit.WorkerDB(t), Token: a.AdminToken, Bus: bus, Destinations: o.Destinations,
 		Publisher: o.Publisher, Secrets: o.Secrets, PortalURL: func() string { return ps.URL + portal.Prefix }}))
 	t.Cleanup(ps.Close)
 	t.Cleanup(as.Close)
