@@ -75,15 +75,7 @@ func orderFilterParams() []openapi.Param {
 
 // orderWrite runs one write that yields an order.
 func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error)) (orders.ServiceOrder, error) {
-	var out orders.ServiceOrder
-	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		o, err := fn(ctx, tx, w)
-		if err == nil {
-			out = o.View()
-		}
-		return err
-	})
-	return out, err
+	return writeView(ctx, s, p, fn, (*orders.Row).View)
 }
 
 func (s *Server) createServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderCreate]) (orders.ServiceOrder, error) {
@@ -141,22 +133,10 @@ func (s *Server) getServiceOrder(c fuego.ContextNoBody) (orders.ServiceOrder, er
 }
 
 func (s *Server) listServiceOrders(c fuego.ContextNoBody) (page.List[orders.ServiceOrder], error) {
-	p := principal(c.Context())
-	q := c.Request().URL.Query()
-	pg, err := page.Parse(q)
-	if err != nil {
-		return page.List[orders.ServiceOrder]{}, err
-	}
-	f, err := orders.ParseFilter(q)
-	if err != nil {
-		return page.List[orders.ServiceOrder]{}, err
-	}
-	var out page.List[orders.ServiceOrder]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = orders.List(ctx, tx, p.CompanyID(), pg, f)
-		return err
+	return filteredList(s, c, orders.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
+		f orders.Filter) (page.List[orders.ServiceOrder], error) {
+		return orders.List(ctx, tx, p.CompanyID(), pg, f)
 	})
-	return out, err
 }
 
 func (s *Server) updateServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderUpdate]) (orders.ServiceOrder, error) {

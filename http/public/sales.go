@@ -113,15 +113,7 @@ func requireFinance(p *tenant.Principal, fr sales.FinanceRequest, accountPerms .
 
 // saleWrite runs one write that yields a sale and renders it for the caller.
 func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error)) (sales.Sale, error) {
-	var out sales.Sale
-	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		sale, err := fn(ctx, tx, w)
-		if err == nil {
-			out = sale.View(financeVisible(p))
-		}
-		return err
-	})
-	return out, err
+	return writeView(ctx, s, p, fn, func(r *sales.Row) sales.Sale { return r.View(financeVisible(p)) })
 }
 
 func (s *Server) createSale(c fuego.ContextWithBody[sales.SaleCreate]) (sales.Sale, error) {
@@ -178,22 +170,10 @@ func (s *Server) getSale(c fuego.ContextNoBody) (sales.Sale, error) {
 }
 
 func (s *Server) listSales(c fuego.ContextNoBody) (page.List[sales.Sale], error) {
-	p := principal(c.Context())
-	q := c.Request().URL.Query()
-	pg, err := page.Parse(q)
-	if err != nil {
-		return page.List[sales.Sale]{}, err
-	}
-	f, err := sales.ParseFilter(q)
-	if err != nil {
-		return page.List[sales.Sale]{}, err
-	}
-	var out page.List[sales.Sale]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = sales.List(ctx, tx, pg, f, financeVisible(p))
-		return err
+	return filteredList(s, c, sales.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
+		f sales.Filter) (page.List[sales.Sale], error) {
+		return sales.List(ctx, tx, pg, f, financeVisible(p))
 	})
-	return out, err
 }
 
 func (s *Server) updateSale(c fuego.ContextWithBody[sales.SaleUpdate]) (sales.Sale, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"oficina/ops/proving/pace"
 	"oficina/ops/testkit/hooks"
 	"strings"
 	"sync"
@@ -158,35 +159,20 @@ type WriteProblem struct {
 // load writes leads at a steady pace, one writer per company, spread over
 // the API processes, until stopped.
 type load struct {
-	api  *api
-	quit chan struct{}
-	wg   sync.WaitGroup
+	driver *pace.Driver
 
 	mu sync.Mutex
 	w  Writes
 }
 
 func startLoad(ctx context.Context, a *api, bases []string, cos []company, perSecond float64) *load {
-	l := &load{api: a, quit: make(chan struct{}), w: Writes{Refused: map[int]int{}, Errors: map[string]int{}}}
+	l := &load{w: Writes{Refused: map[int]int{}, Errors: map[string]int{}}}
 	every := time.Duration(float64(time.Second) * float64(len(cos)) / perSecond)
-	for i, co := range cos {
-		l.wg.Go(func() {
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for n := 0; ; n++ {
-				select {
-				case <-l.quit:
-					return
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-				sent := time.Now()
-				ans, err := a.lead(ctx, bases[(i+n)%len(bases)], co, n)
-				l.note(sent, ans, err)
-			}
-		})
-	}
+	l.driver = pace.Start(ctx, len(cos), every, func(ctx context.Context, i, n int) {
+		sent := time.Now()
+		ans, err := a.lead(ctx, bases[(i+n)%len(bases)], cos[i], n)
+		l.note(sent, ans, err)
+	})
 	return l
 }
 
@@ -229,8 +215,7 @@ func errKind(err error) string {
 // stop ends the load once the requests in flight are answered (a request
 // cut off could commit unseen) and returns the counts.
 func (l *load) stop() Writes {
-	close(l.quit)
-	l.wg.Wait()
+	l.driver.Stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w

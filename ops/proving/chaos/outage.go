@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"oficina/ops/proving/pace"
 	"slices"
 	"sync"
 	"time"
@@ -24,10 +25,8 @@ const (
 // order they were counted in is the order they were sent), alternating
 // between the API processes.
 type limitProbe struct {
-	co   company
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
+	co     company
+	driver *pace.Driver
 
 	mu  sync.Mutex
 	got []limitAnswer
@@ -40,36 +39,23 @@ type limitAnswer struct {
 }
 
 func startLimitProbe(ctx context.Context, a *api, bases []string, co company) *limitProbe {
-	p := &limitProbe{co: co, quit: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(limitedEvery)
-		defer tick.Stop()
-		for n := 0; ; n++ {
-			select {
-			case <-p.quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			sent := time.Now()
-			ans, err := a.lead(ctx, bases[n%len(bases)], co, n)
-			la := limitAnswer{sent: sent, answered: time.Now()}
-			if err == nil {
-				la.status, la.headers = ans.status, ans.header.Get("RateLimit-Limit") != ""
-			}
-			p.mu.Lock()
-			p.got = append(p.got, la)
-			p.mu.Unlock()
+	p := &limitProbe{co: co}
+	p.driver = pace.Start(ctx, 1, limitedEvery, func(ctx context.Context, _, n int) {
+		sent := time.Now()
+		ans, err := a.lead(ctx, bases[n%len(bases)], co, n)
+		la := limitAnswer{sent: sent, answered: time.Now()}
+		if err == nil {
+			la.status, la.headers = ans.status, ans.header.Get("RateLimit-Limit") != ""
 		}
-	}()
+		p.mu.Lock()
+		p.got = append(p.got, la)
+		p.mu.Unlock()
+	})
 	return p
 }
 
 func (p *limitProbe) stop() []limitAnswer {
-	p.once.Do(func() { close(p.quit) })
-	<-p.done
+	p.driver.Stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.got

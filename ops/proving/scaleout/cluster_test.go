@@ -14,6 +14,7 @@ import (
 	"oficina/dispatch"
 	"oficina/dispatch/lease"
 	"oficina/ops/natsembed"
+	"oficina/ops/proving/pace"
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/hooks"
 	"oficina/streams"
@@ -278,9 +279,7 @@ func streamLeader(t *testing.T, js jetstream.JetStream, name, not string) string
 // load writes leads through the API at a steady pace, one writer per
 // company, until stopped.
 type load struct {
-	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	driver *pace.Driver
 
 	mu           sync.Mutex
 	created      int
@@ -301,25 +300,12 @@ func (l *load) quantile(q float64) time.Duration {
 }
 
 func startLoad(ctx context.Context, api *apiProc, cos []company, every time.Duration) *load {
-	l := &load{quit: make(chan struct{})}
-	for ci, co := range cos {
-		l.wg.Go(func() {
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for i := 0; ; i++ {
-				select {
-				case <-l.quit:
-					return
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-				start := time.Now()
-				r, err := api.captureLead(ctx, co.key, fmt.Sprintf("%d-%d", ci, i))
-				l.note(r, err, time.Since(start))
-			}
-		})
-	}
+	l := &load{}
+	l.driver = pace.Start(ctx, len(cos), every, func(ctx context.Context, ci, i int) {
+		start := time.Now()
+		r, err := api.captureLead(ctx, cos[ci].key, fmt.Sprintf("%d-%d", ci, i))
+		l.note(r, err, time.Since(start))
+	})
 	return l
 }
 
@@ -346,10 +332,7 @@ func (l *load) note(r response, err error, took time.Duration) {
 // stop ends the load once the requests in flight are answered (a request
 // cut off could commit unseen) and returns its counts.
 func (l *load) stop() *load {
-	l.once.Do(func() {
-		close(l.quit)
-		l.wg.Wait()
-	})
+	l.driver.Stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l
