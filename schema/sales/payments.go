@@ -95,16 +95,8 @@ type Cancellation struct {
 // sale.payment_canceled. A payment already reversed or with an active
 // invoice is 409.
 func ReversePayment(ctx context.Context, tx bun.IDB, w *streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
-	var f apierr.Fields
-	checkReason(&f, in.Reason)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := begin(ctx, tx, w, saleID)
+	o, err := beginCancellation(ctx, tx, w, saleID, in)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.writable(); err != nil {
 		return nil, err
 	}
 	i := slices.IndexFunc(o.s.Payments, func(y PaymentRow) bool { return y.ID == paymentID })

@@ -80,16 +80,8 @@ func (v Sale) sameAs(o Sale) bool {
 // finance and stock events. A sale with an active invoice (409) or already
 // canceled (409) is refused. A sale is never deleted.
 func Cancel(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in Cancellation) (*Row, error) {
-	var f apierr.Fields
-	checkReason(&f, in.Reason)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := begin(ctx, tx, w, saleID)
+	o, err := beginCancellation(ctx, tx, w, saleID, in)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.writable(); err != nil {
 		return nil, err
 	}
 	if o.s.InvoiceLocked {

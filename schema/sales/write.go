@@ -28,6 +28,25 @@ type op struct {
 	events []string
 }
 
+// beginCancellation checks a cancellation's reason, then locks and loads
+// a sale that may still be written: the start of a payment reversal and
+// of a sale's cancellation.
+func beginCancellation(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in Cancellation) (*op, error) {
+	var f apierr.Fields
+	checkReason(&f, in.Reason)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := begin(ctx, tx, w, saleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // begin locks and loads the sale for a write.
 func begin(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*op, error) {
 	s, err := Load(ctx, tx, id, LoadOptions{ForUpdate: true})
