@@ -14,8 +14,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 )
 
@@ -149,12 +149,9 @@ func mirror(ctx context.Context, tx bun.IDB, a *Row, people []string, now time.T
 
 // Get reads an appointment with its mirrors.
 func Get(ctx context.Context, tx bun.IDB, id string) (Appointment, error) {
-	if !ids.Valid("apt", id) {
-		return Appointment{}, apierr.New(apierr.ResourceNotFound)
-	}
-	a := new(Row)
-	if err := tx.NewSelect().Model(a).Where("id = ?", id).Scan(ctx); err != nil {
-		return Appointment{}, apierr.NoRows(err)
+	a, err := db.ByID[Row](ctx, tx, "apt", id, false)
+	if err != nil {
+		return Appointment{}, err
 	}
 	ms := []MirrorRow{}
 	if err := tx.NewSelect().Model(&ms).Where("appointment_id = ?", id).Order("id").Scan(ctx); err != nil {

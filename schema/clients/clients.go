@@ -80,14 +80,7 @@ func timePtr(t *time.Time) *apitime.Time {
 // Get reads a client of the transaction's company; another company's id is
 // 404 resource_not_found.
 func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
-	if !ids.Valid("cli", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	c := new(Row)
-	if err := tx.NewSelect().Model(c).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return c, nil
+	return db.ByID[Row](ctx, tx, "cli", id, false)
 }
 
 // ClientCreate creates a client (dashboard action; lead capture fills one too).

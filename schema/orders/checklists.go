@@ -11,6 +11,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/field"
 	"oficina/schema/ids"
 	"oficina/streams"
@@ -120,12 +121,9 @@ func CreateChecklist(ctx context.Context, tx bun.IDB, companyID string, in Check
 
 // UpdateChecklist changes a checklist; orders keep the items they got.
 func UpdateChecklist(ctx context.Context, tx bun.IDB, id string, in ChecklistInput, now time.Time) (*Checklist, error) {
-	if !ids.Valid("chk", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	c := new(Checklist)
-	if err := tx.NewSelect().Model(c).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	c, err := db.ByID[Checklist](ctx, tx, "chk", id, true)
+	if err != nil {
+		return nil, err
 	}
 	if err := in.apply(ctx, tx, c); err != nil {
 		return nil, err

@@ -7,9 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/apierr"
 	"oficina/schema/apitime"
-	"oficina/schema/ids"
+	"oficina/schema/db"
 )
 
 // Statuses of an order (3.1). Start moves an order to in_progress.
@@ -195,18 +194,7 @@ func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 }
 
 func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
-	if !ids.Valid(IDPrefix, id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	o := new(Row)
-	q := tx.NewSelect().Model(o).Where("id = ?", id)
-	if forUpdate {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return o, nil
+	return db.ByID[Row](ctx, tx, IDPrefix, id, forUpdate)
 }
 
 // save writes every mutable column of o.

@@ -8,20 +8,14 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/clients"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 	"oficina/tenant"
 )
 
 // getType reads a type of the company (404 otherwise).
 func getType(ctx context.Context, tx bun.IDB, id string) (*TypeRow, error) {
-	if !ids.Valid("sot", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	t := new(TypeRow)
-	if err := tx.NewSelect().Model(t).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return t, nil
+	return db.ByID[TypeRow](ctx, tx, "sot", id, false)
 }
 
 // checkType: the type must belong to the company (404) and be active (an

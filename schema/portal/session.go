@@ -12,6 +12,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 	"oficina/schema/page"
 	"oficina/tenant"
@@ -192,14 +193,7 @@ func List(ctx context.Context, tx bun.IDB, p page.Params, now time.Time) (page.L
 
 // Get reads a session of the transaction's company (404 otherwise).
 func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
-	if !ids.Valid(IDPrefix, id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	r := new(Row)
-	if err := tx.NewSelect().Model(r).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return r, nil
+	return db.ByID[Row](ctx, tx, IDPrefix, id, false)
 }
 
 // Revoke ends a session: its next request is refused. Revoking a revoked

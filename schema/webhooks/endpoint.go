@@ -7,9 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/apierr"
 	"oficina/schema/apitime"
-	"oficina/schema/ids"
+	"oficina/schema/db"
 	"oficina/schema/page"
 )
 
@@ -144,18 +143,7 @@ func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 }
 
 func get(ctx context.Context, tx bun.IDB, id string, lock bool) (*Row, error) {
-	if !ids.Valid(IDPrefix, id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	e := new(Row)
-	q := tx.NewSelect().Model(e).Where("id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return e, nil
+	return db.ByID[Row](ctx, tx, IDPrefix, id, lock)
 }
 
 // List pages through the company's endpoints, newest first.
