@@ -61,7 +61,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 	if profile {
 		// The rig's sessions track their PL/pgSQL functions, for the
 		// profiles' PostgreSQL side (bench.Profiler.DB).
-		if err := trackFunctions(ctx, cfg.DatabaseURL, dbName); err != nil {
+		if err := trackFunctions(ctx, dbURL, dbName); err != nil {
 			return nil, err
 		}
 	}
@@ -150,10 +150,10 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 	return r, nil
 }
 
-// trackFunctions has the sessions of dbName count their PL/pgSQL
-// functions' calls and time (pg_stat_user_functions).
-func trackFunctions(ctx context.Context, ownerURL, dbName string) error {
-	owner, err := db.Open(ctx, ownerURL, db.Options{})
+// trackFunctions has the sessions of dbName (at dbURL) count their
+// PL/pgSQL functions' calls and time (pg_stat_user_functions).
+func trackFunctions(ctx context.Context, dbURL, dbName string) error {
+	owner, err := db.Open(ctx, dbURL, db.Options{})
 	if err != nil {
 		return err
 	}
