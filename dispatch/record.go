@@ -119,6 +119,13 @@ func succeededArgs(reqs []attemptReq, idx []int, now time.Time) ([]any, error) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
+	// Deliveries in (company, id) order: the publish marker locks the rows
+	// it marks in that order too, so the two never wait on each other in a
+	// cycle (make bench's hot tenant deadlocked them).
+	idx = slices.Clone(idx)
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(reqs[a].dm.CompanyID, reqs[b].dm.CompanyID), cmp.Compare(reqs[a].dm.DeliveryID, reqs[b].dm.DeliveryID))
+	})
 	var companies, aids, dids, eids []string
 	var started []time.Time
 	var codes []int

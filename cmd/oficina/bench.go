@@ -87,7 +87,7 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 	mcfg := bench.Config{Duration: f.duration, Runs: f.runs, Late: f.late}
 	meta := map[string]any{"runs": f.runs, "run_seconds": f.duration.Seconds(), "early_seconds": 10, "late_seconds": f.late.Seconds(),
-		"cpus": runtime.NumCPU(), "loadavg_start": loadavg(), "database": f.dbName, "only": f.only}
+		"cpus": runtime.NumCPU(), "loadavg_start": loadavg(), "database": f.dbName, "only": f.only, "profile": f.profile != ""}
 	var figures bench.Figures
 	report := func(fs ...bench.Figure) {
 		for _, fig := range fs {

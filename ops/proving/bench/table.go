@@ -140,6 +140,11 @@ func RenderTable(r *Report) string {
 	fmt.Fprintf(&b, "Measured %s by `make bench`: %s runs of %s s each (writes read at %s s and %s s), autovacuum %s, load average %s before the run.\n\n",
 		r.TakenAt.UTC().Format(time.DateOnly), meta("runs"), meta("run_seconds"), meta("early_seconds"), meta("late_seconds"),
 		meta("autovacuum"), meta("loadavg_start"))
+	if r.Meta["profile"] == true {
+		// Profiling costs CPU during each scenario's first run: said, so the
+		// figures are read with it.
+		b.WriteString("Taken with `-profile` (Go CPU profiles of each scenario's first run, PostgreSQL's `track_functions`).\n\n")
+	}
 	b.WriteString("| Figure | Value (median of runs) | Ratio to the quiet ceiling | Target (issue 16) |\n|---|---|---|---|\n")
 	for _, row := range targetRows(meta("early_seconds"), meta("late_seconds")) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.figure, row.value(r.Figures), row.ratio(r.Figures), row.target)
