@@ -48,11 +48,8 @@ func Receive(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, i
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	o, err := begin(ctx, tx, w, saleID)
+	o, err := beginWritable(ctx, tx, w, saleID)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.writable(); err != nil {
 		return nil, err
 	}
 	if o.s.ContractID != nil {

@@ -38,11 +38,8 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p 
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	o, err := begin(ctx, tx, w, saleID)
+	o, err := beginWritable(ctx, tx, w, saleID)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.writable(); err != nil {
 		return nil, err
 	}
 	if p.Notes.Set {

@@ -30,11 +30,8 @@ func Reschedule(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string
 	if len(in.Installments) == 0 {
 		return nil, apierr.Invalid("installments", "required")
 	}
-	o, err := begin(ctx, tx, w, saleID)
+	o, err := beginWritable(ctx, tx, w, saleID)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.writable(); err != nil {
 		return nil, err
 	}
 	if o.s.ContractID != nil || openBalance(o.s) == 0 {
@@ -93,11 +90,8 @@ func NewVersion(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	o, err := begin(ctx, tx, w, saleID)
+	o, err := beginWritable(ctx, tx, w, saleID)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.writable(); err != nil {
 		return nil, err
 	}
 	if o.s.InvoiceLocked || o.s.CommissionPaidAt != nil {

@@ -37,6 +37,13 @@ func beginCancellation(ctx context.Context, tx bun.IDB, w *streams.Write, saleID
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
+	return beginWritable(ctx, tx, w, saleID)
+}
+
+// beginWritable locks and loads a sale that may still be written
+// (op.writable): the start of a payment, an update, a new version, a
+// payment reversal and a cancellation.
+func beginWritable(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string) (*op, error) {
 	o, err := begin(ctx, tx, w, saleID)
 	if err != nil {
 		return nil, err
