@@ -61,20 +61,9 @@ func hasSeries(t *testing.T, what string, s testkit.Scrape, names []string, othe
 // addresses once it is ready.
 func process(t *testing.T, name string, run func(ctx context.Context, ready func(stack.Addrs)) error) stack.Addrs {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan stack.Addrs, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, func(a stack.Addrs) { ready <- a }) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("%s did not stop", name)
-		}
+	done := testkit.Background(t, name, func(ctx context.Context) error {
+		return run(ctx, func(a stack.Addrs) { ready <- a })
 	})
 	select {
 	case a := <-ready:

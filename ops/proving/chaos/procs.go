@@ -123,13 +123,19 @@ func (c *child) wait(cmd *exec.Cmd, exited chan struct{}) {
 	})
 }
 
+// hold keeps the process from being restarted by its watcher and returns
+// what runs now (nil cmd: nothing).
+func (c *child) hold() (*exec.Cmd, chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = true
+	return c.cmd, c.exited
+}
+
 // kill9 kills the process group with SIGKILL, holds it down and waits
 // until it is gone.
 func (c *child) kill9() {
-	c.mu.Lock()
-	c.held = true
-	cmd, exited := c.cmd, c.exited
-	c.mu.Unlock()
+	cmd, exited := c.hold()
 	if cmd == nil {
 		return
 	}
@@ -190,10 +196,7 @@ func (c *child) running() bool {
 
 // stop ends the process for good: SIGTERM, SIGKILL after grace.
 func (c *child) stop(grace time.Duration) {
-	c.mu.Lock()
-	c.held = true
-	cmd, exited := c.cmd, c.exited
-	c.mu.Unlock()
+	cmd, exited := c.hold()
 	if cmd == nil {
 		return
 	}

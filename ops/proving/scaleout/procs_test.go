@@ -320,20 +320,7 @@ func startDispatcher(t *testing.T, natsURL, id string, recv *hooks.Receiver, log
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dispatcher %s: %v", id, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("dispatcher %s did not stop", id)
-		}
-	})
+	testkit.Background(t, "dispatcher "+id, d.Run)
 	return d
 }
 

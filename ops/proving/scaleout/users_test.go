@@ -54,12 +54,12 @@ func TestWebhooksDeliveredWithEachProcessAsItsOwnNATSUser(t *testing.T) {
 
 	dspOpts := base
 	dspOpts.nats = ns.Identity(natsauth.Dispatch)
-	runProcess(t, "dispatch", func(ctx context.Context) error {
+	testkit.Background(t, "dispatch", func(ctx context.Context) error {
 		return stack.RunDispatch(ctx, stack.Options{Config: processConfig(t, dspOpts), Logger: log})
 	})
 	relayOpts := base
 	relayOpts.nats = ns.Identity(natsauth.Relay)
-	runProcess(t, "relay", func(ctx context.Context) error {
+	testkit.Background(t, "relay", func(ctx context.Context) error {
 		return stack.RunRelay(ctx, stack.Options{Config: processConfig(t, relayOpts), Logger: log, Only: []string{co.id}})
 	})
 
@@ -103,23 +103,4 @@ func TestWebhooksDeliveredWithEachProcessAsItsOwnNATSUser(t *testing.T) {
 	}) {
 		t.Fatalf("deliveries %+v, want 2 succeeded", co.deliveries(t))
 	}
-}
-
-// runProcess runs one process of the test until the test ends.
-func runProcess(t *testing.T, name string, run func(context.Context) error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("%s did not stop", name)
-		}
-	})
 }
