@@ -123,7 +123,7 @@ func recordDelivery(t *testing.T, co *testkit.Company, ep *webhooks.Row, eventTy
 		t.Fatal(err)
 	}
 	now := time.Now()
-	dm := streams.DeliveryMessage{DeliveryID: streams.NewDeliveryID(), EndpointID: ep.ID, CompanyID: co.Company.ID,
+	dm := streams.DeliveryMessage{DeliveryID: streams.NewDeliveryID(time.Now()), EndpointID: ep.ID, CompanyID: co.Company.ID,
 		EventID: ev.ID, EventType: eventType, Kind: streams.KindEvent, Body: body}
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		row := &streams.OutboxEvent{ID: ev.ID, CompanyID: co.Company.ID, Type: eventType, Body: body, OccurredAt: now,

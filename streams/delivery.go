@@ -29,8 +29,11 @@ const (
 // DeliveryIDPrefix starts every delivery id.
 const DeliveryIDPrefix = "dlv"
 
-// NewDeliveryID returns a new delivery id (also its DELIVERIES Nats-Msg-Id).
-func NewDeliveryID() string { return ids.New(DeliveryIDPrefix) }
+// NewDeliveryID returns a new delivery id made at at, the delivery's
+// created_at (also its DELIVERIES Nats-Msg-Id). The id's time places the
+// delivery and its attempts in the log's day partition (decision 0027), so
+// it is the write's wall clock, not the process's.
+func NewDeliveryID(at time.Time) string { return ids.NewAt(DeliveryIDPrefix, at) }
 
 // Delivery is a row of webhook_deliveries: one event to one endpoint, with
 // the outcome the dispatcher records. The delivery log reads it.
@@ -91,7 +94,7 @@ func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorde
 	}
 	now := w.wall()
 	r := Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: PingType, Body: body, DeliveriesOnly: true,
-		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(), EndpointID: endpointID}}}
+		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: endpointID}}}
 	// published_at is set at once: there is nothing to publish on EVENTS.
 	row := &OutboxEvent{ID: r.ID, CompanyID: r.CompanyID, Type: r.Type, Body: body, OccurredAt: w.At.UTC(),
 		HasDeliveries: true, PublishedAt: &now, CreatedAt: now}
@@ -108,15 +111,19 @@ func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorde
 
 // Resend creates a new delivery of the same event (same event id, same
 // body) to the same endpoint as orig: a manual resend. It is published on
-// DELIVERIES only, after w commits.
+// DELIVERIES only, after w commits. An event past retention (its day
+// dropped while a later resend of it is still logged) is sql.ErrNoRows.
 func Resend(ctx context.Context, tx bun.IDB, w *Write, orig *Delivery) (*Delivery, error) {
 	ev := new(OutboxEvent)
-	if err := tx.NewSelect().Model(ev).Where("id = ?", orig.EventID).Scan(ctx); err != nil {
+	// An event is recorded before or with its deliveries: the bound keeps
+	// the lookup to the partitions up to orig's day.
+	err := tx.NewSelect().Model(ev).Where("id = ?", orig.EventID).Where("created_at <= ?", orig.CreatedAt).Scan(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("streams: resend %s: event %s: %w", orig.ID, orig.EventID, err)
 	}
 	now := w.wall()
 	r := Recorded{ID: ev.ID, CompanyID: ev.CompanyID, Type: ev.Type, Body: ev.Body, DeliveriesOnly: true,
-		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(), EndpointID: orig.EndpointID}}}
+		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: orig.EndpointID}}}
 	d := newDelivery(r.Deliveries[0], r, KindResend, now)
 	d.ResendOf = &orig.ID
 	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {

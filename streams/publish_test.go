@@ -234,7 +234,6 @@ func TestWorkersFindCompaniesWithWork(t *testing.T) {
 		"unpublished": func(b time.Time) ([]string, error) {
 			return streams.UnpublishedCompanies(ctx, testkit.WorkerDB(t), b, all)
 		},
-		"expired": func(b time.Time) ([]string, error) { return streams.ExpiredCompanies(ctx, testkit.WorkerDB(t), b, all) },
 	} {
 		later, err := find(soon)
 		if err != nil {

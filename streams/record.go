@@ -180,7 +180,7 @@ func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
 	}
 	pool := make([]string, deliveryPool*len(rs))
 	for i := range pool {
-		pool[i] = NewDeliveryID()
+		pool[i] = NewDeliveryID(now)
 	}
 	var matches []struct {
 		EventID    string  `bun:"event_id"`
@@ -199,7 +199,7 @@ func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
 		if m.DeliveryID != nil {
 			d.ID = *m.DeliveryID
 		} else {
-			d.ID = NewDeliveryID()
+			d.ID = NewDeliveryID(now)
 			rest = append(rest, newDelivery(d, *r, KindEvent, now))
 		}
 		r.Deliveries = append(r.Deliveries, d)

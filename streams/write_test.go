@@ -17,9 +17,12 @@ func TestLaterRunsWithTheCommitOfItsWrite(t *testing.T) {
 	co := newCompany(t)
 	wr := &streams.Writer{DB: co.DB}
 	kept, discarded, before := ids.New("evt"), ids.New("evt"), ids.New("evt")
+	// One time for every row: an event's key is its id and its day's time
+	// (the log is partitioned by created_at, decision 0027).
+	at := time.Now()
 	row := func(id string) *streams.OutboxEvent {
 		return &streams.OutboxEvent{ID: id, CompanyID: co.Company.ID, Type: "client.created", Body: []byte(`{}`),
-			OccurredAt: time.Now(), CreatedAt: time.Now()}
+			OccurredAt: at, CreatedAt: at}
 	}
 	for _, tc := range []struct {
 		name  string

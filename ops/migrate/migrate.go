@@ -7,6 +7,8 @@ package migrate
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"oficina/dispatch"
 	"oficina/schema/db"
@@ -40,7 +42,22 @@ func Functions() []db.Functions {
 	}
 }
 
-// Run migrates the database of ownerURL, creating it when missing.
+// Run migrates the database of ownerURL, creating it when missing, then
+// makes the log's day partitions around today (and files by day the rows
+// an upgrade carried over), so writes find theirs before any sweeper runs.
+// It drops nothing: retention is the sweeper's.
 func Run(ctx context.Context, ownerURL string) (db.Applied, error) {
-	return db.Migrate(ctx, ownerURL, Functions()...)
+	applied, err := db.Migrate(ctx, ownerURL, Functions()...)
+	if err != nil {
+		return applied, err
+	}
+	owner, err := db.Open(ctx, ownerURL, db.Options{MaxOpenConns: 1})
+	if err != nil {
+		return applied, err
+	}
+	defer owner.Close()
+	if _, err := streams.KeepLog(ctx, owner, time.Now(), streams.DefaultPartitionsAhead, 0); err != nil {
+		return applied, fmt.Errorf("migrate: %w", err)
+	}
+	return applied, nil
 }

@@ -80,7 +80,7 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 	only := s.opts.Only
 	workers := []func(context.Context) error{(&mail.Sender{Base: service.Base{Log: s.log}, DB: s.workers, Transport: transport, Only: only}).Run}
 	if len(only) == 0 {
-		workers = append(workers, (&sweep.Runner{Base: service.Base{Log: s.log}, Tasks: []sweep.Task{sweep.Events(s.workers, cfg.EventRetention)}, Interval: 10 * time.Minute}).Run)
+		workers = append(workers, (&sweep.Runner{Base: service.Base{Log: s.log}, Tasks: []sweep.Task{sweep.Log(s.workers, cfg.EventRetention), sweep.Mail(s.workers, cfg.EventRetention)}, Interval: 10 * time.Minute}).Run)
 	}
 	if js != nil {
 		e.recoveryPub = streams.NewPublisher(s.workers, js, s.log)

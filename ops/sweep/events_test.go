@@ -18,6 +18,8 @@ import (
 
 // Spec 6.6 / part 8: events and the delivery log (and mail) are kept 30
 // days, then deleted. The clock is injected; rows are dated relative to it.
+// The log goes by whole days (decision 0027): an event 29 days old is kept,
+// one past 31 days is gone with its delivery; mail goes at 30 days.
 func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 	t.Parallel()
 	db := testkit.WorkerDB(t) // the sweeper is a worker
@@ -28,18 +30,17 @@ func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, testkit.AnyURL{}, testkit.Keyring(t), now)
 		return err
 	})
-	w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: now}
 	var kept, old string
-	for _, age := range []time.Duration{29 * 24 * time.Hour, 30*24*time.Hour + time.Second} {
+	for _, age := range []time.Duration{29 * 24 * time.Hour, 31*24*time.Hour + time.Second} {
+		// The write's wall clock dates the event and its delivery.
+		w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: now,
+			Wall: func() time.Time { return now.Add(-age) }}
 		co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 			rs, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_1"}})
 			if err != nil {
 				return err
 			}
-			if _, err := mail.Enqueue(ctx, tx, co.Company.ID, "test", []string{"a@example.com"}, "s", "b", now.Add(-age)); err != nil {
-				return err
-			}
-			_, err = tx.NewUpdate().Model((*streams.OutboxEvent)(nil)).Set("created_at = ?", now.Add(-age)).Where("id = ?", rs[0].ID).Exec(ctx)
+			_, err = mail.Enqueue(ctx, tx, co.Company.ID, "test", []string{"a@example.com"}, "s", "b", now.Add(-age))
 			if age < 30*24*time.Hour {
 				kept = rs[0].ID
 			} else {
@@ -48,7 +49,7 @@ func TestEventsDeliveryLogAndMailAreDeletedAfter30Days(t *testing.T) {
 			return err
 		})
 	}
-	r := &sweep.Runner{Base: service.Base{Now: func() time.Time { return now }}, Tasks: []sweep.Task{sweep.Events(db, 30*24*time.Hour)}}
+	r := &sweep.Runner{Base: service.Base{Now: func() time.Time { return now }}, Tasks: []sweep.Task{sweep.Log(db, 30*24*time.Hour), sweep.Mail(db, 30*24*time.Hour)}}
 	if err := r.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,13 @@ type Company struct {
 // its owner.
 func NewCompany(t testing.TB, in tenant.CompanyInput) *Company {
 	t.Helper()
-	d := DB(t)
+	return NewCompanyIn(t, DB(t), in)
+}
+
+// NewCompanyIn is NewCompany in the database of d, a request-role pool
+// (ScratchPools).
+func NewCompanyIn(t testing.TB, d *bun.DB, in tenant.CompanyInput) *Company {
+	t.Helper()
 	if in.Name == nil {
 		in.Name = new("Test Co " + t.Name())
 	}

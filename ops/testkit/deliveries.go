@@ -29,7 +29,7 @@ func (c *Company) LogDelivery(t testing.TB, endpointID, eventType, status string
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := LoggedDelivery{EventID: ev.ID, DeliveryID: streams.NewDeliveryID(), Body: body}
+	out := LoggedDelivery{EventID: ev.ID, DeliveryID: streams.NewDeliveryID(at), Body: body}
 	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		row := &streams.OutboxEvent{ID: ev.ID, CompanyID: c.Company.ID, Type: eventType, Body: body, OccurredAt: at,
 			HasDeliveries: true, PublishedAt: &at, CreatedAt: at}
@@ -49,7 +49,7 @@ func (c *Company) LogDelivery(t testing.TB, endpointID, eventType, status string
 // manual resend) in status, created at at.
 func (c *Company) LogResend(t testing.TB, endpointID string, of LoggedDelivery, eventType, status string, at time.Time) string {
 	t.Helper()
-	id := streams.NewDeliveryID()
+	id := streams.NewDeliveryID(at)
 	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		return c.insertDelivery(ctx, tx, id, endpointID, of.EventID, eventType, streams.KindResend, status, at)
 	})

@@ -111,6 +111,27 @@ func ScratchDB(t testing.TB, suffix string) string {
 	return scratch
 }
 
+// ScratchPools opens the request role's and the worker role's pools on a
+// scratch database (ScratchDB's owner URL), closed when the test ends.
+func ScratchPools(t testing.TB, ownerURL string) (app, worker *bun.DB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open := func(role func(string, string) (string, error), env string) *bun.DB {
+		u, err := role(ownerURL, os.Getenv(env))
+		if err != nil {
+			t.Fatalf("testkit: scratch pool: %v", err)
+		}
+		p, err := db.Open(ctx, u, db.Options{MaxOpenConns: 4})
+		if err != nil {
+			t.Fatalf("testkit: scratch pool: %v", err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
+	return open(db.AppURL, "OFICINA_APP_DB_PASSWORD"), open(db.WorkerURL, "OFICINA_WORKER_DB_PASSWORD")
+}
+
 // EmptyScratchDB is ScratchDB without the migrations: for tests that
 // migrate in steps, such as upgrading a database that holds rows.
 func EmptyScratchDB(t testing.TB, suffix string) string {

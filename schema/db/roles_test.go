@@ -41,6 +41,9 @@ var crossCompanyCalls = map[string]string{
 	"oficina_outbox_lag":       "SELECT * FROM oficina_outbox_lag()",
 	"oficina_retries_past_due": "SELECT * FROM oficina_retries_past_due(now())",
 	"oficina_mail_backlog":     "SELECT oficina_mail_backlog()",
+	// The log's day partitions: tables, never a row (no retention here, so
+	// nothing of the shared database is dropped).
+	"oficina_log_partitions": "SELECT * FROM oficina_log_partitions(now(), 0, NULL)",
 }
 
 // requestDoors are the functions the request role may call although they

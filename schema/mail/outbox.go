@@ -76,6 +76,18 @@ func List(ctx context.Context, tx bun.IDB, limit int) ([]Message, error) {
 	return ms, nil
 }
 
+// ExpiredCompanies asks the database which companies hold mail recorded
+// before `before` (a cross-company question answered by a narrow definer
+// function of the worker role; each company is then purged in its own
+// transaction).
+func ExpiredCompanies(ctx context.Context, db bun.IDB, before time.Time, limit int) ([]string, error) {
+	var out []string
+	if err := db.NewRaw("SELECT oficina_expired_companies(?, ?)", before, limit).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mail: expired companies: %w", err)
+	}
+	return out, nil
+}
+
 // PurgeCompany deletes the transaction's company's messages created before
 // `before` (the retention sweep keeps mail as long as events).
 func PurgeCompany(ctx context.Context, tx bun.IDB, before time.Time) (int64, error) {

@@ -2,6 +2,7 @@ package mail_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,4 +24,29 @@ func TestNoRecipientsNoMail(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// DESIGN Tenancy: the sweeper learns only which companies hold expired
+// mail, through a narrow definer function, then purges inside each
+// company's transaction.
+func TestTheSweeperFindsCompaniesWithExpiredMail(t *testing.T) {
+	t.Parallel()
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		_, err := mail.Enqueue(ctx, tx, co.Company.ID, "test", []string{"a@example.com"}, "s", "b", time.Now())
+		return err
+	})
+	ctx := context.Background()
+	const all = 1 << 30
+	later, err := mail.ExpiredCompanies(ctx, testkit.WorkerDB(t), time.Now().Add(time.Minute), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier, err := mail.ExpiredCompanies(ctx, testkit.WorkerDB(t), time.Now().Add(-time.Minute), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(later, co.Company.ID) || slices.Contains(earlier, co.Company.ID) {
+		t.Errorf("company found %v before its mail existed, or not found after", slices.Contains(earlier, co.Company.ID))
+	}
 }

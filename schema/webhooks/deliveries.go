@@ -97,7 +97,7 @@ func Resend(ctx context.Context, tx bun.IDB, w *streams.Write, endpointID, deliv
 	}
 	d, err := streams.Resend(ctx, tx, w, orig)
 	if err != nil {
-		return WebhookDelivery{}, err
+		return WebhookDelivery{}, apierr.NoRows(err) // its event past retention: as if the delivery were gone
 	}
 	return ViewDelivery(d), nil
 }

@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -141,6 +143,9 @@ func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTas
 		return "", err
 	}
 	d, err := streams.Resend(ctx, tx, w, orig)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil // its event's day is past retention: skipped, as a delivery gone is
+	}
 	if err != nil {
 		return "", err
 	}

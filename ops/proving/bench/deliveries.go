@@ -59,7 +59,7 @@ func (f *Feed) record(ctx context.Context, ts []target, n int) ([]streams.Delive
 		if err != nil {
 			return nil, err
 		}
-		per[t] = append(per[t], streams.DeliveryMessage{DeliveryID: streams.NewDeliveryID(), EndpointID: t.endpoint,
+		per[t] = append(per[t], streams.DeliveryMessage{DeliveryID: streams.NewDeliveryID(time.Now()), EndpointID: t.endpoint,
 			CompanyID: t.company, EventID: ev.ID, EventType: ev.Type, Kind: streams.KindEvent, Body: body})
 	}
 	var all []streams.DeliveryMessage
