@@ -271,3 +271,28 @@ func TestATemporaryTableCannotSpoofTheKeyLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 25 / decision 0027: a partition of the log has no row-level
+// security of its own, so neither the request role nor the worker role
+// may read one directly: the parents, whose policies hold, are the only
+// way to the log's rows.
+func TestTheLogsPartitionsAreReachableOnlyThroughTheirParents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var parts []string
+	if err := testkit.OwnerDB(t).NewRaw(`SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent::regclass::text IN ('event_outbox', 'webhook_deliveries', 'webhook_attempts') AND c.relkind = 'r'`).
+		Scan(ctx, &parts); err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) < 3 {
+		t.Fatalf("partitions %v, want at least the three defaults", parts)
+	}
+	for _, p := range parts {
+		for role, pool := range map[string]*bun.DB{"app": testkit.DB(t), "worker": testkit.WorkerDB(t)} {
+			if _, err := pool.ExecContext(ctx, "SELECT 1 FROM "+p+" LIMIT 1"); sqlState(err) != "42501" {
+				t.Errorf("as the %s role, reading %s directly: %v, want permission denied", role, p, err)
+			}
+		}
+	}
+}
