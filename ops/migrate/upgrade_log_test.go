@@ -53,7 +53,9 @@ func TestThePartitionedLogMigrationCarriesEveryRowOver(t *testing.T) {
 
 	now := time.Now().UTC()
 	days := []time.Duration{0, 3 * 24 * time.Hour, 10 * 24 * time.Hour, 70 * 24 * time.Hour}
-	dl := func(age time.Duration, n int) string { return ids.NewAt("dlv", now.Add(-age).Add(time.Duration(n)*time.Millisecond)) }
+	dl := func(age time.Duration, n int) string {
+		return ids.NewAt("dlv", now.Add(-age).Add(time.Duration(n)*time.Millisecond))
+	}
 	seed := []string{
 		"INSERT INTO companies (id, name) VALUES ('co_a', 'A')",
 		"INSERT INTO members (id, company_id, name, role) VALUES ('mem_a', 'co_a', 'Ana', 'OWNER')",
@@ -113,18 +115,18 @@ func TestThePartitionedLogMigrationCarriesEveryRowOver(t *testing.T) {
 		// Every table is partitioned now, by its day key.
 		"SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class WHERE relname IN ('event_outbox', 'webhook_deliveries', 'webhook_attempts')": "event_outbox:p,webhook_attempts:p,webhook_deliveries:p",
 		// The last weeks' rows are in their days' partitions; the 70-day-old ones wait in the defaults.
-		"SELECT count(*)::text FROM event_outbox_default":       "2",
-		"SELECT count(*)::text FROM webhook_deliveries_default": "3",
-		"SELECT count(*)::text FROM webhook_attempts_default":   "3",
+		"SELECT count(*)::text FROM event_outbox_default":                                                              "2",
+		"SELECT count(*)::text FROM webhook_deliveries_default":                                                        "3",
+		"SELECT count(*)::text FROM webhook_attempts_default":                                                          "3",
 		fmt.Sprintf("SELECT count(*)::text FROM webhook_deliveries_p%s", now.Add(-10*24*time.Hour).Format("20060102")): "3",
 		fmt.Sprintf("SELECT count(*)::text FROM webhook_attempts_p%s", now.Add(-3*24*time.Hour).Format("20060102")):    "3",
 		fmt.Sprintf("SELECT count(*)::text FROM event_outbox_p%s", now.Format("20060102")):                             "2",
 		// What each row said is kept: a resend still names its original, an attempt its details.
-		"SELECT count(*)::text FROM webhook_deliveries r JOIN webhook_deliveries o ON o.id = r.resend_of WHERE r.kind = 'resend' AND o.status = 'failed'": "4",
-		"SELECT count(*)::text FROM webhook_attempts WHERE jsonb_exists(request_headers, 'webhook-id') AND duration_ms = 12 AND triggered_by = 'automatic'":              "4",
-		"SELECT count(*)::text FROM event_outbox WHERE published_at IS NULL AND NOT has_deliveries":                                                        "4",
+		"SELECT count(*)::text FROM webhook_deliveries r JOIN webhook_deliveries o ON o.id = r.resend_of WHERE r.kind = 'resend' AND o.status = 'failed'":   "4",
+		"SELECT count(*)::text FROM webhook_attempts WHERE jsonb_exists(request_headers, 'webhook-id') AND duration_ms = 12 AND triggered_by = 'automatic'": "4",
+		"SELECT count(*)::text FROM event_outbox WHERE published_at IS NULL AND NOT has_deliveries":                                                         "4",
 		"SELECT count(*)::text FROM webhook_deliveries d JOIN event_outbox e ON e.id = d.event_id WHERE d.status = 'pending' AND d.published_at IS NULL":    "4",
-		"SELECT count(*)::text FROM webhook_recover_items i JOIN webhook_deliveries d ON d.id = i.delivery_id":                                             "4",
+		"SELECT count(*)::text FROM webhook_recover_items i JOIN webhook_deliveries d ON d.id = i.delivery_id":                                              "4",
 		// Row-level security still holds on the parents, owned by the log's own NOLOGIN role.
 		"SELECT string_agg(pg_get_userbyid(relowner) || ':' || relforcerowsecurity, ',') FROM pg_class WHERE relname IN ('event_outbox', 'webhook_deliveries', 'webhook_attempts')": "oficina_log_owner:true,oficina_log_owner:true,oficina_log_owner:true",
 	} {
