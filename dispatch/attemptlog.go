@@ -16,8 +16,9 @@ import (
 
 // What an attempt sent and got is kept with its record for the delivery
 // log (the company portal): the request headers as sent — the signature,
-// never the secret — and body, the answer's status, headers and body, and
-// the duration. Bodies are capped at BodyCap; header values and their
+// never the secret —, the answer's status, headers and body, and the
+// duration. The body sent is not kept again: it is the delivery's event
+// body, which the log reads (issue 25). Bodies are capped at BodyCap; header values and their
 // number are capped too, so a receiver cannot make the log grow.
 
 // Caps of what an attempt keeps.
@@ -31,8 +32,6 @@ const (
 type attemptDetail struct {
 	start                 time.Time
 	RequestHeaders        map[string][]string `json:"request_headers"`
-	RequestBody           string              `json:"request_body"`
-	RequestBodyTruncated  bool                `json:"request_body_truncated"`
 	ResponseHeaders       map[string][]string `json:"response_headers,omitempty"`
 	ResponseBody          *string             `json:"response_body,omitempty"`
 	ResponseBodyTruncated bool                `json:"response_body_truncated"`
@@ -43,9 +42,7 @@ type attemptDetail struct {
 func startDetail(req *http.Request, body []byte) *attemptDetail {
 	h := req.Header.Clone()
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	d := &attemptDetail{start: time.Now(), RequestHeaders: keepHeaders(h)}
-	d.RequestBody, d.RequestBodyTruncated = keepText(body)
-	return d
+	return &attemptDetail{start: time.Now(), RequestHeaders: keepHeaders(h)}
 }
 
 // finish notes the answer (nil without one): its headers and the first

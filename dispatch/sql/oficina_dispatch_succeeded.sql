@@ -1,10 +1,10 @@
 -- Records 2xx attempts (dispatch's record stage), for parallel arrays (one
--- entry per attempt): the attempt rows with what was sent and got (only for
--- deliveries that still exist), the deliveries (pending becomes succeeded; a
+-- entry per attempt): the attempt rows with what was sent and got but the
+-- body, which is the event's (only for deliveries that still exist), the deliveries (pending becomes succeeded; a
 -- final delivery resent keeps its status), and clears the endpoints' failing
 -- and access-lost marks. p_details holds each attempt's details as a JSON
--- object (request_headers, request_body, request_body_truncated,
--- response_headers, response_body, response_body_truncated, duration_ms):
+-- object (request_headers, response_headers, response_body,
+-- response_body_truncated, duration_ms):
 -- they are written by the insert itself, not by a second update (issue 16).
 -- An attempt is 'manual' when it is the first of a resend or ping; a
 -- succeeded attempt schedules nothing (next_attempt_at stays NULL).
@@ -27,18 +27,16 @@ BEGIN
     PERFORM set_config('app.company_id', c, true);
     INSERT INTO public.webhook_attempts
            (id, company_id, delivery_id, endpoint_id, started_at, finished_at, response_status_code, created_at,
-            request_headers, request_body, request_body_truncated, response_headers, response_body,
-            response_body_truncated, duration_ms, triggered_by)
+            request_headers, response_headers, response_body, response_body_truncated, duration_ms, triggered_by)
     SELECT v.aid, d.company_id, d.id, d.endpoint_id, v.started, p_now, v.code, p_now,
-           x.request_headers, x.request_body, coalesce(x.request_body_truncated, false), x.response_headers,
-           x.response_body, coalesce(x.response_body_truncated, false), x.duration_ms,
+           x.request_headers, x.response_headers, x.response_body, coalesce(x.response_body_truncated, false), x.duration_ms,
            CASE WHEN d.kind <> 'event' AND d.attempt_count = 0 THEN 'manual' ELSE 'automatic' END
       FROM unnest(p_companies, p_attempts, p_deliveries, p_started, p_codes, p_details)
              AS v(company, aid, id, started, code, detail)
       JOIN public.webhook_deliveries d ON d.id = v.id
       CROSS JOIN LATERAL jsonb_to_record(coalesce(v.detail, '{}')::jsonb)
-             AS x(request_headers jsonb, request_body text, request_body_truncated boolean, response_headers jsonb,
-                  response_body text, response_body_truncated boolean, duration_ms integer)
+             AS x(request_headers jsonb, response_headers jsonb, response_body text, response_body_truncated boolean,
+                  duration_ms integer)
      WHERE v.company = c;
     UPDATE public.webhook_deliveries AS d SET
            status = CASE WHEN d.status = 'pending' THEN 'succeeded' ELSE d.status END,

@@ -2,7 +2,9 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -121,9 +123,11 @@ func GetDelivery(ctx context.Context, tx bun.IDB, endpointID, deliveryID string)
 
 // AttemptRow is one attempt of a delivery with what it sent and got: the
 // request headers as sent (the signature, never the secret) and body, the
-// answer's status, headers and body (each body capped at 4 KiB), how long
-// it took, what triggered it, and the next attempt it scheduled. Attempts
-// recorded before these details were kept have none.
+// answer's status, headers and body (the answer's capped at 4 KiB), how
+// long it took, what triggered it, and the next attempt it scheduled.
+// Attempts recorded before these details were kept have none but the body.
+// The body sent is the delivery's event body, stored once with the event
+// and read by Attempts (an attempt keeps what differs between attempts).
 type AttemptRow struct {
 	bun.BaseModel `bun:"table:webhook_attempts"`
 
@@ -134,8 +138,8 @@ type AttemptRow struct {
 	ResponseStatusCode    *int                `bun:"response_status_code"`
 	Error                 *string             `bun:"error"`
 	RequestHeaders        map[string][]string `bun:"request_headers,type:jsonb"`
-	RequestBody           *string             `bun:"request_body"`
-	RequestBodyTruncated  bool                `bun:"request_body_truncated"`
+	RequestBody           *string             `bun:"-"` // the event's body, whole
+	RequestBodyTruncated  bool                `bun:"-"`
 	ResponseHeaders       map[string][]string `bun:"response_headers,type:jsonb"`
 	ResponseBody          *string             `bun:"response_body"`
 	ResponseBodyTruncated bool                `bun:"response_body_truncated"`
@@ -165,11 +169,29 @@ func (a *AttemptRow) PrettyRequestBody() string {
 	return *a.RequestBody
 }
 
-// Attempts lists a delivery's attempts, oldest first.
+// Attempts lists a delivery's attempts, oldest first, each with the body
+// sent: its event's (none once the event's day is past retention).
 func Attempts(ctx context.Context, tx bun.IDB, deliveryID string) ([]AttemptRow, error) {
 	var as []AttemptRow
 	if err := tx.NewSelect().Model(&as).Where("delivery_id = ?", deliveryID).Order("started_at", "id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("webhooks: attempts of %s: %w", deliveryID, err)
+	}
+	if len(as) == 0 {
+		return as, nil
+	}
+	var body []byte
+	// An event is recorded with or before its deliveries: the bound keeps
+	// the lookup to the days up to the delivery's.
+	err := tx.NewRaw(`SELECT e.body FROM webhook_deliveries d
+		JOIN event_outbox e ON e.id = d.event_id AND e.created_at <= d.created_at WHERE d.id = ?`, deliveryID).Scan(ctx, &body)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("webhooks: body of %s: %w", deliveryID, err)
+	}
+	if body != nil {
+		s := string(body)
+		for i := range as {
+			as[i].RequestBody = &s
+		}
 	}
 	return as, nil
 }
