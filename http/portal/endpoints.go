@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -197,15 +198,28 @@ func (s *Server) deleteEndpoint(c *call) (*result, error) {
 }
 
 func (s *Server) rotateSecret(c *call) (*result, error) {
-	g, err := strconv.ParseInt(c.r.PostFormValue("grace"), 10, 64)
+	grace, err := formGrace(c.r.PostFormValue("grace"))
 	if err != nil {
-		g = int64(webhooks.DefaultSecretGrace / time.Second)
+		return nil, err
 	}
-	e, err := webhooks.RotateSecret(c.ctx, c.tx, c.r.PathValue("id"), time.Duration(g)*time.Second, c.actor.Access(), s.deps.Secrets, c.now)
+	e, err := webhooks.RotateSecret(c.ctx, c.tx, c.r.PathValue("id"), grace, c.actor.Access(), s.deps.Secrets, c.now)
 	if err != nil {
 		return nil, err
 	}
 	return &result{page: "secret", data: map[string]any{"E": e.ViewWithSecret(), "Rotated": true}}, nil
+}
+
+// formGrace reads the rotate form's grace period in seconds (empty: the
+// default) under the API's bounds (422 out_of_range).
+func formGrace(v string) (time.Duration, error) {
+	if v == "" {
+		return webhooks.DefaultSecretGrace, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, apierr.Invalid("grace_period_seconds", "invalid_type")
+	}
+	return webhooks.SecretGrace(n) // beyond int64, n is its bound: out of range too
 }
 
 func (s *Server) revealSecret(c *call) (*result, error) {

@@ -11,8 +11,10 @@ import (
 	"slices"
 	"time"
 
+	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	session "oficina/schema/portal"
 )
 
@@ -169,12 +171,26 @@ func (s *Server) render(w http.ResponseWriter, v *view, res *result) {
 	http.Error(w, "internal error", http.StatusInternalServerError)
 }
 
-// fail shows the error page of status.
+// fail shows the error page of status. A 503 says when to come back, as
+// the API's does.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, v *view, status int) {
 	if v == nil {
 		v = &view{Lang: s.lang(w, r)}
 	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", wire.RetryAfterUnavailable)
+	}
 	s.render(w, v, &result{status: status, page: "error", data: map[string]any{"Status": status}})
+}
+
+// statusOf is the status of the page that answers err. A database out of
+// reach is 503, worth retrying once it is back, as the API answers it
+// (http/wire); any other unexpected error stays 500.
+func statusOf(err error) int {
+	if db.Unreachable(err) {
+		return http.StatusServiceUnavailable
+	}
+	return apierr.As(err).Status()
 }
 
 // lang is the page language: ?lang= (remembered in a cookie), the cookie,
