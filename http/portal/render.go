@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"oficina/http/wire"
@@ -58,7 +59,7 @@ func parseViews() (*views, error) {
 var stubFuncs = template.FuncMap{
 	"t": func(string, ...any) string { return "" }, "when": func(any) string { return "" },
 	"can": func(string) bool { return false }, "pct": func(float64) string { return "" },
-	"field": func(string) string { return "" }, "str": str, "dict": dict,
+	"field": func(string) string { return "" }, "str": str, "dict": dict, "dots": dots,
 }
 
 // doneKinds are what ?done= may say an action did (done.* texts).
@@ -138,6 +139,7 @@ func (s *Server) funcs(v *view) template.FuncMap {
 		"field": func(name string) string { return v.Errors[name] },
 		"str":   str,
 		"dict":  dict,
+		"dots":  dots,
 	}
 }
 
@@ -240,6 +242,16 @@ func str(v any) string {
 		return ""
 	}
 	return fmt.Sprint(rv.Interface())
+}
+
+// dots prints a dotted name (an event type) that a narrow column may wrap
+// after a dot rather than mid-word.
+func dots(v any) template.HTML {
+	parts := strings.Split(str(v), ".")
+	for i, p := range parts {
+		parts[i] = template.HTMLEscapeString(p)
+	}
+	return template.HTML(strings.Join(parts, ".<wbr>"))
 }
 
 // dict builds a map from key, value pairs (a partial's arguments).
