@@ -36,11 +36,13 @@ type told struct {
 	gaveUp, disabled int
 }
 
-func (r *recorder) Attempted(a dispatch.Attempt) { r.tell(func(t *told) { t.attempts = append(t.attempts, a) }) }
-func (r *recorder) Closed(o string)               { r.tell(func(t *told) { t.closed = append(t.closed, o) }) }
-func (r *recorder) GaveUp()                       { r.tell(func(t *told) { t.gaveUp++ }) }
-func (r *recorder) EndpointDisabled()             { r.tell(func(t *told) { t.disabled++ }) }
-func (r *recorder) Parked()                       { r.parked.Add(1) }
+func (r *recorder) Attempted(a dispatch.Attempt) {
+	r.tell(func(t *told) { t.attempts = append(t.attempts, a) })
+}
+func (r *recorder) Closed(o string)   { r.tell(func(t *told) { t.closed = append(t.closed, o) }) }
+func (r *recorder) GaveUp()           { r.tell(func(t *told) { t.gaveUp++ }) }
+func (r *recorder) EndpointDisabled() { r.tell(func(t *told) { t.disabled++ }) }
+func (r *recorder) Parked()           { r.parked.Add(1) }
 
 func (r *recorder) tell(change func(*told)) {
 	r.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"oficina/schema/apierr"
 )
 
 // Company is a customer of Oficina; everything else belongs to one.
@@ -24,6 +26,20 @@ type Company struct {
 	Settings           json.RawMessage `bun:"settings,type:jsonb" json:"settings"`
 	CreatedAt          time.Time       `bun:"created_at" json:"created_at"`
 	UpdatedAt          time.Time       `bun:"updated_at" json:"updated_at"`
+}
+
+// RequireAPIAccess is the plan and subscription layers of part 5.2: the
+// plan includes the API and it is on for the company (else 403
+// plan_feature_unavailable), and the subscription is in good standing
+// (else 403 subscription_inactive).
+func (c *Company) RequireAPIAccess() error {
+	if !c.Plan.Limits().API || !c.APIEnabled {
+		return apierr.New(apierr.PlanFeatureUnavailable)
+	}
+	if !c.subscriptionGood() {
+		return apierr.New(apierr.SubscriptionInactive)
+	}
+	return nil
 }
 
 // Subscription states in good standing.

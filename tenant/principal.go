@@ -81,15 +81,7 @@ func (p *Principal) Require(perms ...Permission) error {
 
 // RequireAPIAccess is the plan and subscription layers alone (GET /me needs
 // only a valid key, but a company without the API still cannot use it).
-func (p *Principal) RequireAPIAccess() error {
-	if !p.Company.Plan.Limits().API || !p.Company.APIEnabled {
-		return apierr.New(apierr.PlanFeatureUnavailable)
-	}
-	if !p.Company.subscriptionGood() {
-		return apierr.New(apierr.SubscriptionInactive)
-	}
-	return nil
-}
+func (p *Principal) RequireAPIAccess() error { return p.Company.RequireAPIAccess() }
 
 // RequireMemberAccess checks only the member layer (e.g. "the member needs
 // access to quotes").

@@ -2,6 +2,7 @@ package portal_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -114,14 +115,20 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 // waitText reloads the page until sel's text holds want.
 func waitText(t *testing.T, ctx context.Context, sel, want string) string {
 	t.Helper()
+	return waitUntil(t, ctx, sel, fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
+}
+
+// waitUntil reloads the page until sel's text is what ok wants.
+func waitUntil(t *testing.T, ctx context.Context, sel, what string, ok func(string) bool) string {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got := text(t, ctx, sel)
-		if strings.Contains(got, want) {
+		if ok(got) {
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("browser: %s never showed %q; last:\n%s", sel, want, got)
+			t.Fatalf("browser: %s never showed %s; last:\n%s", sel, what, got)
 		}
 		time.Sleep(500 * time.Millisecond)
 		do(t, ctx, "reload", chromedp.Reload())
@@ -168,7 +175,8 @@ func TestPortalInARealBrowser(t *testing.T) {
 	do(t, ctx, "create an endpoint",
 		chromedp.Click(chromedp.CSS(`a[href="/portal/endpoints/new"]`)), chromedp.WaitVisible(chromedp.CSS(`#url`)),
 		chromedp.SetValue(chromedp.CSS(`#url`), srv.URL+"/hooks/oficina"),
-		chromedp.SetValue(chromedp.CSS(`#description`), "ERP"))
+		chromedp.SetValue(chromedp.CSS(`#description`), "ERP"),
+		chromedp.Click(chromedp.CSS(`input[name="events"][value="*"]`)))
 	shot.take(ctx, "endpoint-new")
 	do(t, ctx, "submit", chromedp.Submit(chromedp.CSS(`#url`)), chromedp.WaitVisible(chromedp.CSS(`#secret`)))
 	if s := text(t, ctx, "#secret"); !strings.HasPrefix(s, "whsec_") {
@@ -202,7 +210,6 @@ func TestPortalInARealBrowser(t *testing.T) {
 	if log := text(t, ctx, "main"); strings.Count(log, "falhou") < 2 {
 		t.Fatalf("filtered log:\n%s", log)
 	}
-	shot.take(ctx, "deliveries")
 	do(t, ctx, "open a delivery", chromedp.Click(chromedp.CSS(`table.stack tbody tr a`)), chromedp.WaitVisible(chromedp.CSS(`.attempt`)))
 	detail := text(t, ctx, "main")
 	for _, want := range []string{"HTTP 503", "down for maintenance", "webhook-signature", "Webhook-Id", "Retry-After", "automática", "ms"} {
@@ -238,6 +245,14 @@ func TestPortalInARealBrowser(t *testing.T) {
 		}
 	}
 
+	// The whole log: the failures and their resends, each with the
+	// receiver's answer.
+	do(t, ctx, "the whole log", chromedp.Navigate(endpointURL+"/deliveries"), chromedp.WaitVisible(chromedp.CSS(`table.stack tbody tr`)))
+	if log := waitUntil(t, ctx, "main", "both resends answered 204", func(s string) bool { return strings.Count(s, "204") == 2 }); !strings.Contains(log, "503") {
+		t.Errorf("the log does not show the failures' answers:\n%s", log)
+	}
+	shot.take(ctx, "deliveries")
+
 	// The endpoint with its health, the catalogue, and the endpoint page on
 	// a phone.
 	do(t, ctx, "endpoint", chromedp.Navigate(endpointURL), chromedp.WaitVisible(chromedp.CSS(`.stat`)))
@@ -248,9 +263,17 @@ func TestPortalInARealBrowser(t *testing.T) {
 		t.Errorf("task.created example:\n%s", ex)
 	}
 	shot.take(ctx, "events")
-	do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
-		chromedp.Navigate(endpointURL), chromedp.WaitVisible(chromedp.CSS(`.stat`)))
+	do(t, ctx, "phone", chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(e.api.URL+"/portal/"), chromedp.WaitVisible(chromedp.CSS(`table.stack`)))
+	shot.take(ctx, "endpoints-phone")
+	fitsAPhone(t, ctx, "endpoints")
+	do(t, ctx, "phone endpoint", chromedp.Navigate(endpointURL), chromedp.WaitVisible(chromedp.CSS(`.stat`)))
 	shot.take(ctx, "endpoint-phone")
+	fitsAPhone(t, ctx, "endpoint")
+	do(t, ctx, "phone delivery", chromedp.Navigate(endpointURL+"/deliveries"), chromedp.WaitVisible(chromedp.CSS(`table.stack tbody tr a`)),
+		chromedp.Click(chromedp.CSS(`table.stack tbody tr a`)), chromedp.WaitVisible(chromedp.CSS(`.attempt`)))
+	shot.take(ctx, "delivery-phone")
+	fitsAPhone(t, ctx, "delivery")
 	do(t, ctx, "desktop", chromedp.EmulateReset())
 
 	// A session of another company: this company's endpoint is 404.
@@ -276,6 +299,100 @@ func TestPortalInARealBrowser(t *testing.T) {
 		t.Errorf("revoked session: %q", h)
 	}
 	shot.take(ctx, "signed-out")
+}
+
+// phoneWidth is the phone the layout is checked on (CSS pixels).
+const phoneWidth = 390
+
+// layoutFaultsJS opens every <details> and measures what a page meant
+// for width CSS pixels gets wrong: how much wider it is (a phone browser
+// zooms out to fit it, so the window's own width grows with it), and the
+// words of its text that wrap inside themselves (a range over the word
+// has boxes on more than one line). Words end at hyphens too, a sensible
+// place to wrap ("date-|time"); URLs, tokens and code may break
+// anywhere; hidden text has no boxes.
+const layoutFaultsJS = `((width) => {
+  document.querySelectorAll("details").forEach(d => { d.open = true; });
+  const split = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walk.nextNode());) {
+    const el = n.parentElement;
+    if (!el || el.closest("pre, code, .url, .token, .secret, script") || el.getClientRects().length === 0) continue;
+    for (const m of n.data.matchAll(/[^\s-]+/g)) {
+      const r = document.createRange();
+      r.setStart(n, m.index);
+      r.setEnd(n, m.index + m[0].length);
+      const lines = new Set([...r.getClientRects()].filter(b => b.width > 0).map(b => Math.round(b.top)));
+      if (lines.size > 1) split.push(m[0]);
+    }
+  }
+  return {overflow: document.documentElement.scrollWidth - width, split: split};
+})`
+
+// layoutFaults is what layoutFaultsJS measures.
+type layoutFaults struct {
+	Overflow int      `json:"overflow"` // CSS pixels
+	Split    []string `json:"split"`
+}
+
+// fitsAPhone fails the test when the page in ctx is wider than a phone
+// or breaks a word mid-letter. It opens the page's <details>.
+func fitsAPhone(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(c, chromedp.Evaluate[layoutFaults](fmt.Sprintf("(%s)(%d)", layoutFaultsJS, phoneWidth)))
+	if err != nil {
+		t.Fatalf("browser: layout of %s: %v", page, err)
+	}
+	if got.Overflow > 0 || len(got.Split) > 0 {
+		t.Errorf("%s at %d px: scrolls %d px sideways; words broken mid-letter: %q", page, phoneWidth, got.Overflow, got.Split)
+	}
+}
+
+// Issue 23 item 5: at phone width (390 px) the pages fit the screen and
+// wrap between words: a table row becomes a card of label/value lines,
+// URLs and tokens may break anywhere, event types after their dots, and
+// no other word breaks mid-letter — the endpoint list broke "ERP" and
+// the status badges' reasons apart.
+func TestAtPhoneWidthPagesFitAndWrapBetweenWords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	var ep string
+	for i, u := range []string{"https://hooks.example.com/erp",
+		"https://hooks.example.com/webhooks/oficina/receiver/production?tenant=acme-industrial-ltda"} {
+		r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: e.key, Body: map[string]any{"url": u,
+			"events": []string{"financial_transaction.*", "service_order.*"}, "description": "ERP de produção (financeiro)"}})
+		if r.Status != 201 {
+			t.Fatalf("endpoint: %d %s", r.Status, r.Raw)
+		}
+		if ep = r.Body["id"].(string); i == 0 {
+			e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/disable", Key: e.key})
+		}
+	}
+	now := time.Now()
+	var failed testkit.LoggedDelivery
+	for i, typ := range []string{"financial_transaction.updated", "service_order.status_changed", "financial_transaction.created"} {
+		status := []string{streams.StatusSucceeded, streams.StatusFailed, streams.StatusPending}[i]
+		if d := e.co.LogDelivery(t, ep, typ, status, now.Add(-time.Duration(i)*time.Minute)); status == streams.StatusFailed {
+			failed = d
+		}
+	}
+	r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/deliveries/" + failed.DeliveryID + "/resend", Key: e.key})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("resend: %d %s", r.Status, r.Raw)
+	}
+	resend := r.Body["id"].(string)
+	ctx := tab(t, phoneWidth, 844)
+	do(t, ctx, "phone", chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(e.link(t, "manage_endpoints", "view_secret", "recover")+"&lang=pt-BR"),
+		chromedp.WaitVisible(chromedp.CSS(`table.stack`)))
+	fitsAPhone(t, ctx, "endpoints")
+	for _, page := range []string{"/portal/endpoints/" + ep, "/portal/endpoints/" + ep + "/deliveries",
+		"/portal/endpoints/" + ep + "/deliveries/" + resend, "/portal/endpoints/new", "/portal/events"} {
+		do(t, ctx, page, chromedp.Navigate(e.api.URL+page), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+		fitsAPhone(t, ctx, page)
+	}
 }
 
 // waitFailed waits until n deliveries of the company failed and returns

@@ -9,6 +9,7 @@ import (
 	"oficina/schema/apitime"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
+	"oficina/streams"
 )
 
 func (s *Server) deliveryRoutes() {
@@ -72,9 +73,9 @@ func (s *Server) listDeliveries(c *call) (*result, error) {
 		var f webhooks.DeliveryFilter
 		if f, err = webhooks.ParseDeliveryFilter(api); err == nil {
 			pg := page.Params{Limit: 25, StartingAfter: q.Get("starting_after")}
-			var l page.List[webhooks.WebhookDelivery]
-			if l, err = webhooks.DeliveryLog(c.ctx, c.tx, e.ID, f, pg); err == nil {
-				data["List"] = l
+			var l page.List[streams.Delivery]
+			if l, err = webhooks.DeliveryLogRows(c.ctx, c.tx, e.ID, f, pg); err == nil {
+				data["Rows"] = logRows(l.Data)
 				if l.HasMore {
 					next := url.Values{}
 					for k, vs := range q {
@@ -96,6 +97,21 @@ func (s *Server) listDeliveries(c *call) (*result, error) {
 		return nil, err
 	}
 	return &result{page: "deliveries", data: data}, nil
+}
+
+// logRow is a delivery as the log lists it: the API's view, and the
+// answer's status whatever it was (the API's shows a failure's only).
+type logRow struct {
+	webhooks.WebhookDelivery
+	Answer *int
+}
+
+func logRows(ds []streams.Delivery) []logRow {
+	out := make([]logRow, len(ds))
+	for i := range ds {
+		out[i] = logRow{WebhookDelivery: webhooks.ViewDelivery(&ds[i]), Answer: ds[i].ResponseStatusCode}
+	}
+	return out
 }
 
 func (s *Server) showDelivery(c *call) (*result, error) {

@@ -1,7 +1,9 @@
 package portal
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +13,6 @@ import (
 	"oficina/schema/page"
 	session "oficina/schema/portal"
 	"oficina/schema/webhooks"
-	"oficina/streams"
 )
 
 func capability(c session.Capability) *session.Capability { return &c }
@@ -79,12 +80,12 @@ func (s *Server) showEndpoint(c *call) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	recent, err := webhooks.DeliveryLog(c.ctx, c.tx, e.ID, webhooks.DeliveryFilter{}, page.Params{Limit: 10})
+	recent, err := webhooks.DeliveryLogRows(c.ctx, c.tx, e.ID, webhooks.DeliveryFilter{}, page.Params{Limit: 10})
 	if err != nil {
 		return nil, err
 	}
 	return &result{page: "endpoint", data: map[string]any{
-		"E": endpointRow{WebhookEndpoint: e.View(), Health: health[e.ID]}, "Tasks": tasks, "Recent": recent.Data,
+		"E": endpointRow{WebhookEndpoint: e.View(), Health: health[e.ID]}, "Tasks": tasks, "Recent": logRows(recent.Data),
 		// Until left empty means now: a minute-precise "now" would leave out
 		// what arrived this minute.
 		"Since": c.localInput(c.now.Add(-24 * time.Hour)),
@@ -108,8 +109,10 @@ func (s *Server) form(id, url, desc string, events []string) endpointForm {
 	return f
 }
 
+// newEndpoint starts with no event ticked: what to receive is a choice,
+// and a ticked * beside another name is refused.
 func (s *Server) newEndpoint(c *call) (*result, error) {
-	return &result{page: "endpoint_form", data: s.form("", "https://", "", []string{streams.SubscribeAll})}, nil
+	return &result{page: "endpoint_form", data: s.form("", "https://", "", nil)}, nil
 }
 
 func (s *Server) editEndpoint(c *call) (*result, error) {
@@ -134,8 +137,24 @@ func (s *Server) invalid(c *call, err error, f endpointForm) (*result, error) {
 	if apierr.As(err).Code != apierr.ValidationFailed {
 		return nil, err
 	}
+	err = s.withURLError(c, err, f.URL)
 	c.view.fieldErrors(err)
 	return &result{status: http.StatusUnprocessableEntity, page: "endpoint_form", data: f}, err
+}
+
+// withURLError adds the URL's own refusal to a validation error that does
+// not name it: the schema checks the destination only once the other
+// fields are valid, and a form shows every error at once, not one a try.
+func (s *Server) withURLError(c *call, err error, url string) error {
+	e := apierr.As(err)
+	if slices.ContainsFunc(e.Fields, func(f apierr.FieldError) bool { return f.Param == "url" }) {
+		return err
+	}
+	ue := apierr.As(webhooks.CheckURL(c.ctx, s.deps.Destinations, url))
+	if ue.Code != apierr.ValidationFailed {
+		return err // accepted, or not a verdict on the URL (the resolver failed)
+	}
+	return &apierr.Error{Code: apierr.ValidationFailed, Fields: append(slices.Clone(e.Fields), ue.Fields...), Cause: err}
 }
 
 func (s *Server) createEndpoint(c *call) (*result, error) {
@@ -197,15 +216,28 @@ func (s *Server) deleteEndpoint(c *call) (*result, error) {
 }
 
 func (s *Server) rotateSecret(c *call) (*result, error) {
-	g, err := strconv.ParseInt(c.r.PostFormValue("grace"), 10, 64)
+	grace, err := formGrace(c.r.PostFormValue("grace"))
 	if err != nil {
-		g = int64(webhooks.DefaultSecretGrace / time.Second)
+		return nil, err
 	}
-	e, err := webhooks.RotateSecret(c.ctx, c.tx, c.r.PathValue("id"), time.Duration(g)*time.Second, c.actor.Access(), s.deps.Secrets, c.now)
+	e, err := webhooks.RotateSecret(c.ctx, c.tx, c.r.PathValue("id"), grace, c.actor.Access(), s.deps.Secrets, c.now)
 	if err != nil {
 		return nil, err
 	}
 	return &result{page: "secret", data: map[string]any{"E": e.ViewWithSecret(), "Rotated": true}}, nil
+}
+
+// formGrace reads the rotate form's grace period in seconds (empty: the
+// default) under the API's bounds (422 out_of_range).
+func formGrace(v string) (time.Duration, error) {
+	if v == "" {
+		return webhooks.DefaultSecretGrace, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, apierr.Invalid("grace_period_seconds", "invalid_type")
+	}
+	return webhooks.SecretGrace(n) // beyond int64, n is its bound: out of range too
 }
 
 func (s *Server) revealSecret(c *call) (*result, error) {

@@ -105,12 +105,7 @@ func New(d Deps) (*Server, error) {
 }
 
 func (s *Server) routes() {
-	sub, _ := fs.Sub(assets, "assets") // the embedded directory exists
-	files := http.StripPrefix(Prefix+"assets/", http.FileServerFS(sub))
-	s.mux.Handle("GET "+Prefix+"assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		files.ServeHTTP(w, r)
-	}))
+	s.mux.Handle("GET "+Prefix+"assets/", s.assets())
 	s.mux.HandleFunc("GET "+Prefix+"login", s.loginPage)
 	s.mux.HandleFunc("POST "+Prefix+"login", s.login)
 	s.mux.Handle("POST "+Prefix+"logout", s.page(nil, s.logout))
@@ -120,6 +115,22 @@ func (s *Server) routes() {
 	s.deliveryRoutes()
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, nil, http.StatusNotFound)
+	})
+}
+
+// assets serves the embedded files, and nothing else: a directory is the
+// portal's 404, never a listing.
+func (s *Server) assets() http.Handler {
+	sub, _ := fs.Sub(assets, "assets") // the embedded directory exists
+	files := http.StripPrefix(Prefix+"assets/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, Prefix+"assets/")
+		if fi, err := fs.Stat(sub, name); err != nil || !fi.Mode().IsRegular() {
+			s.fail(w, r, nil, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(w, r)
 	})
 }
 

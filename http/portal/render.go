@@ -9,10 +9,13 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
+	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	session "oficina/schema/portal"
 )
 
@@ -56,7 +59,7 @@ func parseViews() (*views, error) {
 var stubFuncs = template.FuncMap{
 	"t": func(string, ...any) string { return "" }, "when": func(any) string { return "" },
 	"can": func(string) bool { return false }, "pct": func(float64) string { return "" },
-	"field": func(string) string { return "" }, "str": str, "dict": dict,
+	"field": func(string) string { return "" }, "str": str, "dict": dict, "dots": dots,
 }
 
 // doneKinds are what ?done= may say an action did (done.* texts).
@@ -136,6 +139,7 @@ func (s *Server) funcs(v *view) template.FuncMap {
 		"field": func(name string) string { return v.Errors[name] },
 		"str":   str,
 		"dict":  dict,
+		"dots":  dots,
 	}
 }
 
@@ -169,12 +173,26 @@ func (s *Server) render(w http.ResponseWriter, v *view, res *result) {
 	http.Error(w, "internal error", http.StatusInternalServerError)
 }
 
-// fail shows the error page of status.
+// fail shows the error page of status. A 503 says when to come back, as
+// the API's does.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, v *view, status int) {
 	if v == nil {
 		v = &view{Lang: s.lang(w, r)}
 	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", wire.RetryAfterUnavailable)
+	}
 	s.render(w, v, &result{status: status, page: "error", data: map[string]any{"Status": status}})
+}
+
+// statusOf is the status of the page that answers err. A database out of
+// reach is 503, worth retrying once it is back, as the API answers it
+// (http/wire); any other unexpected error stays 500.
+func statusOf(err error) int {
+	if db.Unreachable(err) {
+		return http.StatusServiceUnavailable
+	}
+	return apierr.As(err).Status()
 }
 
 // lang is the page language: ?lang= (remembered in a cookie), the cookie,
@@ -224,6 +242,16 @@ func str(v any) string {
 		return ""
 	}
 	return fmt.Sprint(rv.Interface())
+}
+
+// dots prints a dotted name (an event type) that a narrow column may wrap
+// after a dot rather than mid-word.
+func dots(v any) template.HTML {
+	parts := strings.Split(str(v), ".")
+	for i, p := range parts {
+		parts[i] = template.HTMLEscapeString(p)
+	}
+	return template.HTML(strings.Join(parts, ".<wbr>"))
 }
 
 // dict builds a map from key, value pairs (a partial's arguments).

@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"oficina/ops/testkit/httpkit"
 	"strings"
 	"testing"
+
+	"oficina/ops/testkit"
+	"oficina/ops/testkit/httpkit"
 )
 
 // Issue 18 item 2: every portal answer carries a strict
@@ -179,5 +181,158 @@ func TestSigningOutRevokesTheSession(t *testing.T) {
 	ls := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/portal_sessions", Key: e.key})
 	if s := ls.Body["data"].([]any)[0].(map[string]any); s["status"] != "revoked" {
 		t.Errorf("session after sign-out: %v", s)
+	}
+}
+
+// Issue 24 item 3: behind TLS the session is read from the __Host-
+// cookie only. An unprefixed cookie there may have been planted by a
+// sibling subdomain or a plain-HTTP answer (the prefix is what stops
+// that), so it is refused like no cookie; over plain HTTP (local
+// development) the unprefixed name is the session's.
+func TestBehindTLSOnlyTheHostPrefixedCookieIsAccepted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	// A valid session token, as an attacker holding a session of their own
+	// would plant it.
+	tok := sessionCookie(t, newBrowser(t, e.api.URL).login(t, e.link(t)).header).Value
+	for _, tc := range []struct {
+		name, cookie string
+		tls          bool
+		want         int
+	}{
+		{"TLS, unprefixed", "oficina_portal", true, http.StatusUnauthorized},
+		{"TLS, __Host-", "__Host-oficina_portal", true, http.StatusOK},
+		{"TLS, both, unprefixed first", "oficina_portal=x; __Host-oficina_portal", true, http.StatusOK},
+		{"plain HTTP, unprefixed", "oficina_portal", false, http.StatusOK},
+		{"plain HTTP, __Host-", "__Host-oficina_portal", false, http.StatusUnauthorized},
+	} {
+		h := map[string]string{"Cookie": tc.cookie + "=" + tok}
+		if tc.tls {
+			h["X-Forwarded-Proto"] = "https"
+		}
+		if p := newBrowser(t, e.api.URL).do(t, "GET", "/portal/", nil, h); p.status != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, p.status, tc.want)
+		}
+	}
+}
+
+// Issue 24 item 7: while the database cannot be reached the portal
+// answers its 503 page with Retry-After, as the API answers 503
+// service_unavailable — not 500 — and shows nothing of the driver's
+// message; once the database is back the same session works again.
+func TestADatabaseOutageAnswersThe503PageWithRetryAfter(t *testing.T) {
+	t.Parallel()
+	pool, proxy := testkit.ProxiedDB(t)
+	e := newEnv(t, httpkit.APIOptions{DB: pool})
+	b := newBrowser(t, e.api.URL)
+	spare := e.link(t)
+	b.login(t, e.link(t, "manage_endpoints"))
+	csrf := b.csrf(t)
+
+	proxy.Cut()
+	login := newBrowser(t, e.api.URL)
+	loginPage := login.get(t, spare)
+	for name, p := range map[string]page{
+		"a page":  b.get(t, "/portal/?lang=en"),
+		"a form":  b.post(t, "/portal/endpoints", url.Values{"csrf": {csrf}, "url": {"https://hooks.example.com/x"}, "events": {"*"}}),
+		"a login": login.post(t, "/portal/login", url.Values{"token": {find(t, tokenRE, loginPage.body)}, "nonce": {find(t, nonceRE, loginPage.body)}}),
+	} {
+		if p.status != http.StatusServiceUnavailable || p.header.Get("Retry-After") == "" {
+			t.Errorf("%s: %d, Retry-After %q; want 503 with Retry-After", name, p.status, p.header.Get("Retry-After"))
+		}
+		if !strings.Contains(p.body, "<html lang=") {
+			t.Errorf("%s: not the portal's page:\n%s", name, p.body)
+		}
+		for _, leak := range []string{"oficina_app", "oficina_test", "127.0.0.1", "failed to connect", "dial", "refused"} {
+			if strings.Contains(p.body, leak) {
+				t.Errorf("%s: the page shows %q", name, leak)
+			}
+		}
+	}
+	if err := proxy.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(t, "/portal/"); p.status != http.StatusOK {
+		t.Errorf("after the outage: %d", p.status)
+	}
+}
+
+// Issue 24, smaller: the rotate form's grace period has the API's bounds
+// (0 to 604800 seconds): a number that would overflow into a short grace
+// (18446744074 s wraps to 0.29 s) is 422 out_of_range, as on the API,
+// and rotates nothing.
+func TestTheRotationGracePeriodHasTheAPIsBounds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	ep := e.endpoint(t)
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	csrf := b.csrf(t)
+	for _, grace := range []string{"18446744074", "-1", "604801", "99999999999999999999", "1.5", "day"} {
+		p := b.post(t, "/portal/endpoints/"+ep+"/rotate", url.Values{"csrf": {csrf}, "grace": {grace}})
+		if p.status != http.StatusUnprocessableEntity || strings.Contains(p.body, "whsec_") {
+			t.Errorf("grace %s: %d, want 422 and no new secret", grace, p.status)
+		}
+	}
+	if r := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints/" + ep + "/rotate_secret", Key: e.key,
+		Body: map[string]any{"grace_period_seconds": 18446744074}}); r.Status != 422 {
+		t.Errorf("the API: %d %s, want 422 like the portal", r.Status, r.Raw)
+	}
+	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep, Key: e.key}); r.Body["previous_secret_expires_at"] != nil {
+		t.Errorf("a refused rotation rotated: %s", r.Raw)
+	}
+	for _, grace := range []string{"0", "604800", ""} {
+		if p := b.post(t, "/portal/endpoints/"+ep+"/rotate", url.Values{"csrf": {csrf}, "grace": {grace}}); p.status != 200 || !strings.Contains(p.body, "whsec_") {
+			t.Errorf("grace %q: %d, want the new secret", grace, p.status)
+		}
+	}
+}
+
+// Issue 24, smaller: a secret is revealed only while the company may use
+// the API. With the API off, or the subscription lapsed, the API refuses
+// every key (403) and the portal refuses the reveal the same way.
+func TestASecretIsNotRevealedWhileTheCompanysAPIIsOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	ep := e.endpoint(t)
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "view_secret"))
+	csrf := b.csrf(t)
+	reveal := func() page { return b.post(t, "/portal/endpoints/"+ep+"/reveal", url.Values{"csrf": {csrf}}) }
+	if p := reveal(); p.status != 200 || !strings.Contains(p.body, "whsec_") {
+		t.Fatalf("reveal with the API on: %d", p.status)
+	}
+	for _, off := range []map[string]any{{"api_enabled": false}, {"subscription_status": "past_due"}} {
+		if r := e.api.Admin(t, "PATCH", "/companies/"+e.co.Company.ID, off); r.Status != 200 {
+			t.Fatalf("%v: %d %s", off, r.Status, r.Raw)
+		}
+		if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + ep, Key: e.key}); r.Status != 403 {
+			t.Errorf("%v: the API answers %d, want 403", off, r.Status)
+		}
+		if p := reveal(); p.status != http.StatusForbidden || strings.Contains(p.body, "whsec_") {
+			t.Errorf("%v: reveal %d, want 403 and no secret", off, p.status)
+		}
+		e.api.Admin(t, "PATCH", "/companies/"+e.co.Company.ID, map[string]any{"api_enabled": true, "subscription_status": "active"})
+	}
+	if p := reveal(); p.status != 200 || !strings.Contains(p.body, "whsec_") {
+		t.Errorf("reveal with the API back on: %d", p.status)
+	}
+}
+
+// Issue 24, smaller: /portal/assets/ serves its files and lists nothing:
+// the directory is the portal's 404.
+func TestTheAssetsDirectoryIsNotListed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	for _, path := range []string{"/portal/assets/", "/portal/assets/?C=M;O=D", "/portal/assets/nothing.css"} {
+		if p := b.get(t, path); p.status != http.StatusNotFound || strings.Contains(p.body, `href="portal.js"`) || !strings.Contains(p.body, "<html lang=") {
+			t.Errorf("%s: %d, want the portal's 404 without a listing\n%s", path, p.status, p.body)
+		}
+	}
+	for _, f := range []string{"portal.css", "portal.js"} {
+		if p := b.get(t, "/portal/assets/"+f); p.status != 200 || p.header.Get("Cache-Control") == "no-store" {
+			t.Errorf("%s: %d %v", f, p.status, p.header)
+		}
 	}
 }

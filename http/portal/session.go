@@ -90,6 +90,7 @@ func (s *Server) page(need *session.Capability, h handler) http.Handler {
 		ctx := r.Context()
 		c := &call{w: w, r: r, token: tok}
 		var res *result
+		var herr error // h's own refusal, which may come with a page (a form and its errors)
 		err = s.writer.Run(ctx, streams.Unit{CompanyID: company}, func(ctx context.Context, u *streams.Write) error {
 			c.ctx, c.tx, c.unit, c.now = ctx, u.Tx, u, u.At
 			if err := s.open(c, lang); err != nil {
@@ -99,8 +100,8 @@ func (s *Server) page(need *session.Capability, h handler) http.Handler {
 			if need != nil && !c.session.Can(*need) {
 				return errCapability
 			}
-			res, err = h(c)
-			return err
+			res, herr = h(c)
+			return herr
 		})
 		if errors.Is(err, session.ErrInvalid) {
 			s.refuse(w, r, lang, err)
@@ -109,11 +110,13 @@ func (s *Server) page(need *session.Capability, h handler) http.Handler {
 		if c.view != nil {
 			w.Header().Set("Content-Security-Policy", csp(append(s.ancestors, companyAncestors(c.company)...)))
 		}
-		if err != nil && res == nil {
+		// A page h made is shown only with h's own refusal: a commit that
+		// failed after h succeeded saved nothing, whatever h's page says.
+		if err != nil && (res == nil || herr == nil) {
 			if e := apierr.As(err); e.Code == apierr.InternalError {
 				s.deps.Logger().ErrorContext(ctx, "portal", "path", r.URL.Path, "err", err)
 			}
-			s.fail(w, r, c.view, apierr.As(err).Status())
+			s.fail(w, r, c.view, statusOf(err))
 			return
 		}
 		if res.redirect != "" {
@@ -168,7 +171,7 @@ func companyAncestors(c *tenant.Company) []string {
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, lang string, err error) {
 	if !errors.Is(err, session.ErrInvalid) {
 		s.deps.Logger().ErrorContext(r.Context(), "portal session", "err", err)
-		s.fail(w, r, &view{Lang: lang}, http.StatusInternalServerError)
+		s.fail(w, r, &view{Lang: lang}, statusOf(err))
 		return
 	}
 	s.setCookie(w, r, "", time.Unix(0, 0))
@@ -253,11 +256,17 @@ func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, tok string, e
 	http.SetCookie(w, ck)
 }
 
+// sessionToken reads the session cookie of the request's transport only.
+// Behind TLS that is the __Host- one: the browser keeps it only if this
+// host set it Secure at Path=/, while an unprefixed cookie may have been
+// planted by a sibling subdomain or a plain-HTTP answer, so it is ignored.
 func (s *Server) sessionToken(r *http.Request) string {
-	for _, name := range []string{secureCookieName, cookieName} {
-		if ck, err := r.Cookie(name); err == nil && ck.Value != "" {
-			return ck.Value
-		}
+	name := cookieName
+	if s.secure(r) {
+		name = secureCookieName
+	}
+	if ck, err := r.Cookie(name); err == nil {
+		return ck.Value
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/secretbox"
+	"oficina/tenant"
 )
 
 // HealthWindow is the span of an endpoint's health figures.
@@ -74,10 +75,20 @@ func HealthOf(ctx context.Context, tx bun.IDB, endpointIDs []string, now time.Ti
 
 // RevealSecret opens the endpoint's current signing secret, for a caller
 // allowed to see it (a portal session with view_secret). The secret stays
-// sealed at rest; it is opened in memory for this answer only.
+// sealed at rest; it is opened in memory for this answer only. Only while
+// the company may use the API: with the API off (plan, api_enabled) or the
+// subscription lapsed, the API refuses every key, rotate_secret included,
+// and so is a reveal refused, with the same 403.
 func RevealSecret(ctx context.Context, tx bun.IDB, id string, ring *secretbox.Keyring) (string, error) {
 	e, err := Get(ctx, tx, id)
 	if err != nil {
+		return "", err
+	}
+	co, err := tenant.GetCompany(ctx, tx, e.CompanyID)
+	if err != nil {
+		return "", err
+	}
+	if err := co.RequireAPIAccess(); err != nil {
 		return "", err
 	}
 	s, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -94,19 +95,29 @@ func (f DeliveryFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 // DeliveryLog pages through an endpoint's delivery log as filtered, newest
 // first (the cursor is the last delivery id of the previous page).
 func DeliveryLog(ctx context.Context, tx bun.IDB, endpointID string, f DeliveryFilter, p page.Params) (page.List[WebhookDelivery], error) {
-	if _, err := Get(ctx, tx, endpointID); err != nil {
+	l, err := DeliveryLogRows(ctx, tx, endpointID, f, p)
+	if err != nil {
 		return page.List[WebhookDelivery]{}, err
+	}
+	vs := make([]WebhookDelivery, len(l.Data))
+	for i := range l.Data {
+		vs[i] = ViewDelivery(&l.Data[i])
+	}
+	return page.List[WebhookDelivery]{Object: l.Object, Data: vs, HasMore: l.HasMore}, nil
+}
+
+// DeliveryLogRows is DeliveryLog's page as stored, with what the API's
+// view leaves out: the portal shows a 2xx answer's status too.
+func DeliveryLogRows(ctx context.Context, tx bun.IDB, endpointID string, f DeliveryFilter, p page.Params) (page.List[streams.Delivery], error) {
+	if _, err := Get(ctx, tx, endpointID); err != nil {
+		return page.List[streams.Delivery]{}, err
 	}
 	var ds []streams.Delivery
 	q := f.apply(tx.NewSelect().Model(&ds).Where("endpoint_id = ?", endpointID))
 	if err := p.Apply(q, "id").Scan(ctx); err != nil {
-		return page.List[WebhookDelivery]{}, fmt.Errorf("webhooks: delivery log: %w", err)
+		return page.List[streams.Delivery]{}, fmt.Errorf("webhooks: delivery log: %w", err)
 	}
-	vs := make([]WebhookDelivery, len(ds))
-	for i := range ds {
-		vs[i] = ViewDelivery(&ds[i])
-	}
-	return page.Wrap(p, vs), nil
+	return page.Wrap(p, ds), nil
 }
 
 // GetDelivery reads one delivery of an endpoint (404 otherwise).
@@ -153,20 +164,19 @@ func (a *AttemptRow) Succeeded() bool {
 	return a.ResponseStatusCode != nil && *a.ResponseStatusCode >= 200 && *a.ResponseStatusCode <= 299
 }
 
-// PrettyRequestBody is the request body indented when it is whole JSON.
-func (a *AttemptRow) PrettyRequestBody() string {
-	if a.RequestBody == nil {
+// FormattedRequestBody is the request body indented for reading, when it
+// is whole JSON ("" otherwise). Only whitespace is added: keys keep their
+// order and numbers their spelling. It is not what was signed — the body as
+// sent (RequestBody) is.
+func (a *AttemptRow) FormattedRequestBody() string {
+	if a.RequestBody == nil || a.RequestBodyTruncated {
 		return ""
 	}
-	if !a.RequestBodyTruncated {
-		var v any
-		if json.Unmarshal([]byte(*a.RequestBody), &v) == nil {
-			if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-				return string(b)
-			}
-		}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(*a.RequestBody), "", "  ") != nil {
+		return ""
 	}
-	return *a.RequestBody
+	return b.String()
 }
 
 // Attempts lists a delivery's attempts, oldest first, each with the body

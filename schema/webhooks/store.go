@@ -235,6 +235,17 @@ const (
 	MaxSecretGrace     = 7 * 24 * time.Hour
 )
 
+// SecretGrace is a rotation's grace period given in seconds (the API's
+// grace_period_seconds, the portal's form): 0 to MaxSecretGrace, else 422
+// out_of_range. The bound is checked on the seconds, before they become a
+// Duration, so that a huge number cannot wrap around into a short one.
+func SecretGrace(seconds int64) (time.Duration, error) {
+	if seconds < 0 || seconds > int64(MaxSecretGrace/time.Second) {
+		return 0, apierr.Invalid("grace_period_seconds", "out_of_range")
+	}
+	return time.Duration(seconds) * time.Second, nil
+}
+
 // RotateSecret gives the endpoint a new secret. With grace > 0 the previous
 // secret keeps signing too (a second v1 signature, which Standard Webhooks
 // receivers accept) until now+grace, so receivers can switch without

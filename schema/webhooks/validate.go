@@ -100,6 +100,14 @@ func NormalizeEvents(names []string) ([]string, error) {
 
 // checkURL validates the URL's shape and, through the guard, its
 // destination (https, no user information, public addresses only).
+// CheckURL is the destination rule of Create and Update alone (spec 6.5).
+// They apply it only once the rest of the body is valid and the caller may
+// subscribe; a form uses it to show a refused URL beside the other fields'
+// errors at once.
+func CheckURL(ctx context.Context, guard URLChecker, raw string) error {
+	return checkURL(ctx, guard, raw)
+}
+
 func checkURL(ctx context.Context, guard URLChecker, raw string) error {
 	switch {
 	case strings.TrimSpace(raw) == "":
