@@ -150,7 +150,6 @@ type AttemptRow struct {
 	Error                 *string             `bun:"error"`
 	RequestHeaders        map[string][]string `bun:"request_headers,type:jsonb"`
 	RequestBody           *string             `bun:"-"` // the event's body, whole
-	RequestBodyTruncated  bool                `bun:"-"`
 	ResponseHeaders       map[string][]string `bun:"response_headers,type:jsonb"`
 	ResponseBody          *string             `bun:"response_body"`
 	ResponseBodyTruncated bool                `bun:"response_body_truncated"`
@@ -169,7 +168,7 @@ func (a *AttemptRow) Succeeded() bool {
 // order and numbers their spelling. It is not what was signed — the body as
 // sent (RequestBody) is.
 func (a *AttemptRow) FormattedRequestBody() string {
-	if a.RequestBody == nil || a.RequestBodyTruncated {
+	if a.RequestBody == nil {
 		return ""
 	}
 	var b bytes.Buffer

@@ -25,19 +25,17 @@ func TestTheGracePeriodIsBoundedBeforeItBecomesADuration(t *testing.T) {
 }
 
 // Issue 23 item 5: the formatted body only adds whitespace — keys keep
-// their order, numbers their spelling — and there is none for a cut body
-// or one that is not JSON.
+// their order, numbers their spelling — and there is none for a body that
+// is not whole JSON.
 func TestTheFormattedBodyOnlyAddsWhitespace(t *testing.T) {
 	t.Parallel()
-	body := func(s string, cut bool) *webhooks.AttemptRow {
-		return &webhooks.AttemptRow{RequestBody: &s, RequestBodyTruncated: cut}
-	}
-	got := body(`{"z":1.50,"a":{"y":[1e3,2],"b":"\u00e9"}}`, false).FormattedRequestBody()
+	body := func(s string) *webhooks.AttemptRow { return &webhooks.AttemptRow{RequestBody: &s} }
+	got := body(`{"z":1.50,"a":{"y":[1e3,2],"b":"\u00e9"}}`).FormattedRequestBody()
 	want := "{\n  \"z\": 1.50,\n  \"a\": {\n    \"y\": [\n      1e3,\n      2\n    ],\n    \"b\": \"\\u00e9\"\n  }\n}"
 	if got != want {
 		t.Errorf("formatted:\n%s\nwant:\n%s", got, want)
 	}
-	for _, r := range []*webhooks.AttemptRow{body(`{"id":"evt_1","da`, true), body(`not json`, false), {}} {
+	for _, r := range []*webhooks.AttemptRow{body(`{"id":"evt_1","da`), body(`not json`), {}} {
 		if f := r.FormattedRequestBody(); f != "" {
 			t.Errorf("%v: formatted %q, want none", r.RequestBody, f)
 		}
