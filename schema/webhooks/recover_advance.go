@@ -76,8 +76,13 @@ func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTa
 		t.Status, t.CancelReason, t.CompletedAt = RecoverCanceled, &reason, &now
 		return 0, saveTask(ctx, tx, t, now)
 	}
-	waiting, err := tx.NewSelect().Model((*streams.Delivery)(nil)).Where("recover_task_id = ?", t.ID).
-		Where("status = ?", streams.StatusPending).Where("attempt_count = 0").Count(ctx)
+	// The resends still waiting for a first attempt are among the task's
+	// newest: counted there, no index need refer to a delivery's status
+	// (its outcome's update stays HOT, decision 0027).
+	var waiting int
+	err = tx.NewRaw(`SELECT count(*) FROM (SELECT status, attempt_count FROM webhook_deliveries
+		WHERE recover_task_id = ? ORDER BY id DESC LIMIT ?) r WHERE status = ? AND attempt_count = 0`,
+		t.ID, 2*pace.Window, streams.StatusPending).Scan(ctx, &waiting)
 	if err != nil {
 		return 0, err
 	}
