@@ -104,6 +104,9 @@ func TestAPIUserCannotConsumeDeliveries(t *testing.T) {
 		_, err := api.nc.SubscribeSync("_INBOX.dispatch.>")
 		return err
 	})
+	api.denied(t, "$JS.API.DIRECT.GET.KV_OFICINA_DISPATCH.$KV.OFICINA_DISPATCH.p.0", func(c context.Context) error {
+		return api.nc.PublishRequest("$JS.API.DIRECT.GET.KV_OFICINA_DISPATCH.$KV.OFICINA_DISPATCH.p.0", "_INBOX.api.x", nil)
+	})
 }
 
 func purge(c context.Context, js jetstream.JetStream, name string) error {
@@ -263,6 +266,13 @@ func TestDispatchUserConsumesDeliveries(t *testing.T) {
 	})
 	d.denied(t, "$JS.API.STREAM.PURGE.DELIVERIES", func(c context.Context) error {
 		return purge(c, d.js, jsconfig.DeliveriesStream)
+	})
+	// It reads its own bucket only: not the API's rate-limit windows.
+	if _, err := jsconfig.EnsureRateLimit(ctx(t), api.js, jsconfig.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	d.denied(t, "$JS.API.DIRECT.GET.KV_OFICINA_RATELIMIT.$KV.OFICINA_RATELIMIT.co_1", func(c context.Context) error {
+		return d.nc.PublishRequest("$JS.API.DIRECT.GET.KV_OFICINA_RATELIMIT.$KV.OFICINA_RATELIMIT.co_1", "_INBOX.dispatch.x", nil)
 	})
 }
 
