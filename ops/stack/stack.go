@@ -306,6 +306,7 @@ func (s *Stack) publicHandler(pub *public.Server, po http.Handler) http.Handler 
 	})
 	mux.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
 	mux.Handle("GET /docs/", docsui.Handler())
+	mux.Handle("GET /favicon.ico", docsui.Favicon())
 	s.health(mux)
 	// Outside /public/v1 an unknown path is 404 route_not_found and a known
 	// one with another method 405, in the envelope without request_id and
