@@ -90,11 +90,7 @@ type Stack struct {
 	// dispatchNATS is the identity of dev's in-process dispatcher (its
 	// own user, as `oficina dispatch` has); nil: it shares nc.
 	dispatchNATS *config.NATS
-	// embedded and demo are dev's embedded NATS and demo company, for the
-	// start-up banner (nil when absent).
-	embedded   *embeddedNATS
-	demo       *demo
-	dispatchNC *nats.Conn
+	dispatchNC   *nats.Conn
 	// dispatchDone closes when the in-process dispatcher (dev) has
 	// stopped: its sends in flight are recorded before the database
 	// and NATS close under it.
@@ -107,6 +103,11 @@ type Stack struct {
 	limiter  func()    // stops the rate limiter's presence
 
 	publicAddr atomic.Value // net.Addr of the public listener, for portal links
+
+	// embedded and demo are dev's embedded NATS and demo company, for the
+	// start-up banner (nil when absent).
+	embedded *embeddedNATS
+	demo     *demo
 }
 
 // newStack is the process of o: its logger the base's (o.Logger, else
