@@ -3,6 +3,7 @@ package public_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -400,4 +401,32 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Issue 24 item 6: an unclean path (//, /./, /../) is no route: 404
+// route_not_found in the envelope, before authentication, idempotency or
+// any write, so a write sent there with an Idempotency-Key stores nothing
+// and the same key then works on the clean path.
+func TestAnUncleanPathIsNoRouteAndLeavesTheIdempotencyKeyUnused(t *testing.T) {
+	t.Parallel()
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, "leads:create", "tasks:create")
+	for i, p := range []string{"//leads", "/./leads", "/x/../leads", "/leads/.", "//me", "/clients/../leads", "/leads//"} {
+		ik := fmt.Sprintf("unclean-%d", i)
+		body := map[string]any{"name": "Unclean", "email": fmt.Sprintf("unclean%d@example.com", i), "task": nil}
+		for _, method := range []string{"POST", "GET"} {
+			r := api.Do(t, httpkit.Req{Method: method, Path: p, Key: key, Body: body, Header: map[string]string{public.IdempotencyHeader: ik}})
+			if r.Status != 404 || r.ErrorCode() != "route_not_found" || r.Header.Get("Request-Id") == "" || r.Header.Get("Location") != "" {
+				t.Errorf("%s %s: %d %v %s, want 404 route_not_found", method, p, r.Status, r.Header, r.Raw)
+			}
+		}
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: body, Header: map[string]string{public.IdempotencyHeader: ik}})
+		if r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("POST /leads after %s with the same key: %d %s, want a first 201", p, r.Status, r.Raw)
+		}
+	}
+	if n := countClients(t, co); n != 7 {
+		t.Errorf("%d clients, want the 7 captured on the clean path", n)
+	}
 }
