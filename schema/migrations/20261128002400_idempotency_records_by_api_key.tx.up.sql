@@ -4,7 +4,6 @@
 -- idempotency_key_reused, never the stored answer, which was rendered for
 -- the first key's permissions. Records made before this migration have no
 -- key and are replayed to no key (422) for the rest of their 24 hours.
---
--- No foreign key: the record only compares the id, and the check would cost
--- an index lookup on every idempotent write.
-ALTER TABLE idempotency_records ADD COLUMN api_key_id text;
+-- Keys are never deleted, so the link holds for as long as a record does.
+ALTER TABLE idempotency_records ADD COLUMN api_key_id text,
+  ADD FOREIGN KEY (company_id, api_key_id) REFERENCES api_keys (company_id, id);
