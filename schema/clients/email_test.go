@@ -28,8 +28,8 @@ func TestLookAlikeEmailsAreRefusedOrOneAddress(t *testing.T) {
 		{"Ana.Silva@Example.COM", "Ana.Silva@Example.COM", "ana.silva@example.com"},
 		{"  ana@example.com ", "ana@example.com", "ana@example.com"},
 		{"jos\u00e9@example.com", "jos\u00e9@example.com", "jos\u00e9@example.com"},
-		{"jose\u0301@example.com", "jos\u00e9@example.com", "jos\u00e9@example.com"},   // NFD
-		{"JOSE\u0301@example.com", "JOS\u00c9@example.com", "jos\u00e9@example.com"},   // NFD, upper case
+		{"jose\u0301@example.com", "jos\u00e9@example.com", "jos\u00e9@example.com"},            // NFD
+		{"JOSE\u0301@example.com", "JOS\u00c9@example.com", "jos\u00e9@example.com"},            // NFD, upper case
 		{"\uff41\uff4e\uff41@example.com", "\uff41\uff4e\uff41@example.com", "ana@example.com"}, // fullwidth
 		{"\uff21\uff2e\uff21@\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com", "\uff21\uff2e\uff21@\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com", "ana@example.com"},
 		{"ana@exa\u0301mple.com", "ana@ex\u00e1mple.com", "ana@ex\u00e1mple.com"},
@@ -54,16 +54,16 @@ func TestLookAlikeEmailsAreRefusedOrOneAddress(t *testing.T) {
 		"ana\u202e@example.com", "\u202aana@example.com", "\u202bana@example.com", "\u202cana@example.com", "\u202dana@example.com",
 		"ana\u2066@example.com", "ana\u2067@example.com", "ana\u2068@example.com", "ana\u2069@example.com",
 		"ana\u200e@example.com", "ana\u200f@example.com", "ana\u061c@example.com",
-		"ana\ufe0f@example.com",      // variation selector
-		"ana\u3164@example.com",      // Hangul filler
-		"an\u034fa@example.com",      // combining grapheme joiner
-		"ana\U000e0041@example.com",  // tag
-		"ana\u00a0@example.com",      // no-break space
-		"ana\u3000x@example.com",     // ideographic space
-		"an\u2028a@example.com",      // line separator
-		"ana\u0007@example.com",      // a control
-		"ana\uff20b@example.com",     // a fullwidth @ in the local part: its key is no address
-		"Ana <ana@example.com>",      // display name
+		"ana\ufe0f@example.com",     // variation selector
+		"ana\u3164@example.com",     // Hangul filler
+		"an\u034fa@example.com",     // combining grapheme joiner
+		"ana\U000e0041@example.com", // tag
+		"ana\u00a0@example.com",     // no-break space
+		"ana\u3000x@example.com",    // ideographic space
+		"an\u2028a@example.com",     // line separator
+		"ana\u0007@example.com",     // a control
+		"ana\uff20b@example.com",    // a fullwidth @ in the local part: its key is no address
+		"Ana <ana@example.com>",     // display name
 		"not-an-email",
 		strings.Repeat("a", 250) + "@example.com",
 	} {
@@ -135,11 +135,11 @@ func TestEmailKeysMigrationReKeysLookAlikesKeepingTheOldest(t *testing.T) {
 		key                string
 	}
 	rows := []row{
-		{"cli_ana", "co_a", "Ana@Example.com", 0, "ana@example.com"},          // ASCII, oldest: keeps its key
-		{"cli_ana_zwsp", "co_a", "ana\u200b@example.com", 1, ""},              // looks like it: loses
-		{"cli_ana_wide", "co_a", "\uff41\uff4e\uff41@example.com", 2, ""},     // fullwidth: loses
+		{"cli_ana", "co_a", "Ana@Example.com", 0, "ana@example.com"},           // ASCII, oldest: keeps its key
+		{"cli_ana_zwsp", "co_a", "ana\u200b@example.com", 1, ""},               // looks like it: loses
+		{"cli_ana_wide", "co_a", "\uff41\uff4e\uff41@example.com", 2, ""},      // fullwidth: loses
 		{"cli_bia_rlo", "co_a", "bia\u202e@example.com", 0, "bia@example.com"}, // a look-alike older than the ASCII record: keeps
-		{"cli_bia", "co_a", "bia@example.com", 3, ""},                         // ASCII, younger: loses
+		{"cli_bia", "co_a", "bia@example.com", 3, ""},                          // ASCII, younger: loses
 		{"cli_jose_nfd", "co_a", "jose\u0301@example.com", 1, "jos\u00e9@example.com"},
 		{"cli_jose_nfc", "co_a", "Jos\u00e9@example.com", 2, ""},
 		{"cli_zoe", "co_a", "Zo\u00eb@Example.com", 0, "zo\u00eb@example.com"}, // alone: its key
