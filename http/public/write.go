@@ -141,11 +141,13 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request, p *tenant.Principa
 		s.observeIdempotency(idempotency.KeyInProgress)
 		return apierr.New(apierr.IdempotencyInProgress)
 	case errors.Is(err, errEarlier) && earlier != nil:
-		same, err := s.sameCaller(r.Context(), p, earlier)
-		if err != nil {
-			return err
+		same := earlier.Matches(fp)
+		if same {
+			if same, err = s.sameCaller(r.Context(), p, earlier); err != nil {
+				return err
+			}
 		}
-		if !earlier.Matches(fp) || !same {
+		if !same {
 			s.observeIdempotency(idempotency.KeyReused)
 			return apierr.New(apierr.IdempotencyKeyReused)
 		}
