@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
 	"time"
 
@@ -284,8 +285,14 @@ func (a access) check(p *tenant.Principal) error {
 }
 
 // match finds the route; unknown paths are 404 route_not_found and a known
-// path with another method is 405 (with Allow listing the methods).
+// path with another method is 405 (with Allow listing the methods). An
+// unclean path (//, /./, /../) is no route either: ServeMux would match
+// the cleaned path and serve its own bare 307 to it, which a write with an
+// Idempotency-Key would store as its answer, burning the key for 24 hours.
 func (s *Server) match(r *http.Request) (*route, error) {
+	if !clean(r.URL.EscapedPath()) {
+		return nil, apierr.New(apierr.RouteNotFound)
+	}
 	if rt := s.lookup(r); rt != nil {
 		return rt, nil
 	}
@@ -317,6 +324,18 @@ func (s *Server) lookup(r *http.Request) *route {
 		return nil
 	}
 	return rt
+}
+
+// clean reports whether ServeMux would serve p as it is rather than
+// redirect to its cleaned form (net/http's cleanPath: path.Clean, keeping
+// a trailing slash). No public route ends in a slash, so ServeMux's other
+// redirect (/tree to /tree/) never applies.
+func clean(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 func (s *Server) clientIP(r *http.Request) netip.Addr {

@@ -119,14 +119,34 @@ func decodeError(buf []byte, err error) error {
 	return apierr.Wrap(apierr.InvalidRequest, err)
 }
 
+// maxNumeral is the longest numeral integral reads. No field's range needs
+// more: an int64 has 19 digits, a float64 is written exactly in 17
+// significant digits and a three-digit exponent; 40 characters leave room
+// for a sign, a point, zeros and an exponent's sign. A body holds up to
+// 1 MB, and the cost of reading a numeral's value (big.ParseFloat) grows
+// with the square of its length: a million digits took seconds of CPU.
+const maxNumeral = 40
+
+// parseNumeral reads a numeral's value; tests count its calls.
+var parseNumeral = func(n string) (*big.Float, error) {
+	f, _, err := big.ParseFloat(n, 10, 256, big.ToNearestEven)
+	return f, err
+}
+
 // integral reports whether a type error's value ("number 1e40") is a whole
-// number, i.e. the field's type is right and the magnitude is not.
+// number, i.e. the field's type is right and the magnitude is not. A
+// numeral longer than maxNumeral is out_of_range unread: no field holds
+// it, and telling a long fraction from a long whole number would mean
+// reading it.
 func integral(value string) bool {
 	n, ok := strings.CutPrefix(value, "number ")
 	if !ok {
 		return false
 	}
-	f, _, err := big.ParseFloat(n, 10, 256, big.ToNearestEven)
+	if len(n) > maxNumeral {
+		return true
+	}
+	f, err := parseNumeral(n)
 	return err == nil && f.IsInt()
 }
 
