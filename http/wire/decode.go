@@ -127,27 +127,27 @@ func decodeError(buf []byte, err error) error {
 // with the square of its length: a million digits took seconds of CPU.
 const maxNumeral = 40
 
-// parseNumeral reads a numeral's value; tests count its calls.
-var parseNumeral = func(n string) (*big.Float, error) {
-	f, _, err := big.ParseFloat(n, 10, 256, big.ToNearestEven)
-	return f, err
-}
-
 // integral reports whether a type error's value ("number 1e40") is a whole
-// number, i.e. the field's type is right and the magnitude is not. A
-// numeral longer than maxNumeral is out_of_range unread: no field holds
-// it, and telling a long fraction from a long whole number would mean
-// reading it.
+// number, i.e. the field's type is right and the magnitude is not.
 func integral(value string) bool {
 	n, ok := strings.CutPrefix(value, "number ")
 	if !ok {
 		return false
 	}
+	whole, _ := wholeNumeral(n)
+	return whole
+}
+
+// wholeNumeral reports whether the numeral n is a whole number, and whether
+// its value had to be read to say so. A numeral longer than maxNumeral is
+// whole (out_of_range) unread: no field holds it, and telling a long
+// fraction from a long whole number would mean reading it.
+func wholeNumeral(n string) (whole, read bool) {
 	if len(n) > maxNumeral {
-		return true
+		return true, false
 	}
-	f, err := parseNumeral(n)
-	return err == nil && f.IsInt()
+	f, _, err := big.ParseFloat(n, 10, 256, big.ToNearestEven)
+	return err == nil && f.IsInt(), true
 }
 
 func isNumber(t reflect.Type) bool {
