@@ -14,9 +14,15 @@ help: ## list the targets
 pg: ## start the local PostgreSQL cluster when nothing answers on 127.0.0.1:5432
 	@ops/scripts/pg-up.sh
 
+.PHONY: build
+build: ## build the oficina binary into ./bin/oficina (the docs' `oficina …` commands: events tail, admin, receive)
+	$(GO) build -o bin/oficina ./cmd/oficina
+
+# run starts the built binary, not `go run`: interrupted, `go run` exits 1
+# even when the program shut down cleanly, and make then reports an error.
 .PHONY: run
-run: pg ## run everything in one process (embedded NATS, migrations, demo data, printed API key)
-	$(GO) run ./cmd/oficina dev --seed
+run: pg build ## run everything in one process (embedded NATS, migrations, demo data, its API key); OFICINA_* variables pass through
+	./bin/oficina dev --seed
 
 # The contract checks (docs/contract.md) run Node.js tools pinned in ops/proving/contract.
 CONTRACT := ops/proving/contract

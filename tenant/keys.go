@@ -184,6 +184,36 @@ func RotateKey(ctx context.Context, tx bun.IDB, id string, grace time.Duration, 
 	return &Rotation{Old: *old, New: *created, StopNow: grace == 0}, nil
 }
 
+// maxRotations bounds the rotations SameCredential follows: far more than
+// a key sees while anything it did is remembered (an idempotent answer
+// lives 24 hours).
+const maxRotations = 32
+
+// SameCredential reports whether API keys a and b of the transaction's
+// company are one credential: the same key, or one a rotation (through any
+// number of rotations, up to maxRotations) of the other. A rotation keeps
+// the member, permissions, allow list and expiry (part 5 item 5): only the
+// secret is new.
+func SameCredential(ctx context.Context, tx bun.IDB, a, b string) (bool, error) {
+	if a == "" || b == "" {
+		return false, nil
+	}
+	if a == b {
+		return true, nil
+	}
+	var same bool
+	err := tx.NewRaw(`WITH RECURSIVE chain (start, id, depth) AS (
+			SELECT id, replaced_by, 1 FROM api_keys WHERE id IN (?0, ?1)
+			UNION ALL
+			SELECT c.start, k.replaced_by, c.depth + 1 FROM chain c JOIN api_keys k ON k.id = c.id WHERE c.depth < ?2)
+		SELECT EXISTS (SELECT 1 FROM chain WHERE (start = ?0 AND id = ?1) OR (start = ?1 AND id = ?0))`,
+		a, b, maxRotations).Scan(ctx, &same)
+	if err != nil {
+		return false, fmt.Errorf("tenant: same credential: %w", err)
+	}
+	return same, nil
+}
+
 // RevokeKey revokes a key now. reason is RevokedManually or RevokedExposed
 // (reported as publicly exposed).
 func RevokeKey(ctx context.Context, tx bun.IDB, id, reason string, now time.Time) (*APIKey, error) {

@@ -140,7 +140,7 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 		if err := os.MkdirAll(f.profile, 0o755); err != nil {
 			return err
 		}
-		prof = &bench.Profiler{Dir: f.profile, Addrs: r.pprof, DB: r.feed.DB, Log: logf}
+		prof = &bench.Profiler{Dir: f.profile, Addrs: r.pprof, Token: r.env.AdminToken, DB: r.feed.DB, Log: logf}
 		mcfg.Profiler = prof
 	}
 	quiesce := func(before string) error {

@@ -9,6 +9,7 @@
 //	relay     republish events left unpublished (and sweep, and send mail)
 //	dispatch  webhook dispatcher (any number; they share the partitions)
 //	events    events tail: print a company's events as they arrive
+//	receive   a local HTTPS webhook receiver for development
 //
 // Run `oficina <subcommand> -h` for its flags; every flag also reads an
 // environment variable named in its help.
@@ -54,6 +55,7 @@ func commands() []command {
 		{"dispatch", "webhook dispatcher: deliver, retry, share DELIVERIES partitions with other dispatchers", runDispatch},
 		{"events", "events tail --company <id> [--type sale.*]: print a company's events as they arrive", runEvents},
 		{"hostile", "hostile input against a running oficina dev: cases by category, failures (make hostile)", runHostile},
+		{"receive", "a local HTTPS webhook receiver for development: prints each delivery, checks signatures (docs/api.md)", runReceive},
 	}
 }
 

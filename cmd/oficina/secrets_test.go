@@ -126,11 +126,10 @@ type runningDev struct {
 	stop          func()
 }
 
-var seededKey = regexp.MustCompile(`API key \(shown once\): (\S+)`)
+var seededKey = regexp.MustCompile(`(?m)^API key \(.*\):\n  (ofk_\S+)$`)
 
 // start runs dev with the key ring secretKeys; key "" seeds the demo
-// company and takes its printed key (a later seed would revoke the key the
-// endpoints were subscribed with).
+// company and takes its printed key (later starts pass it and do not seed).
 func (d devProcess) start(secretKeys, key string) *runningDev {
 	t := d.t
 	t.Helper()

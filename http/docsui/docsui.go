@@ -1,8 +1,9 @@
 // Package docsui serves the API reference at /docs/: Redoc, embedded in the
 // binary at a pinned version (assets/, see PinnedRedoc), rendering
-// /openapi.json. The page loads nothing from a third party: every script
-// and style comes from this server, and a strict Content-Security-Policy
-// says so to the browser.
+// /openapi.json, and the site's /favicon.ico. No third-party script or
+// style runs there: every one comes from this server, and a strict
+// Content-Security-Policy says so to the browser. The one exception is an
+// image, Redoc's own logo, which its bundle loads from RedocLogo.
 package docsui
 
 import (
@@ -24,10 +25,17 @@ const (
 //go:embed assets
 var assets embed.FS
 
-// CSP allows this origin only: the viewer's script, its inline styles
+// RedocLogo is the image the pinned bundle shows in its sidebar ("API docs
+// by Redocly"); the address is written in the bundle, so the policy names
+// it rather than blocking it with a console error on every load.
+const RedocLogo = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+
+// CSP allows this origin only — the viewer's script, its inline styles
 // (Redoc styles with generated <style> elements), the document it fetches
-// and the search worker it starts from a blob.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+// and the search worker it starts from a blob — and, as an image, that
+// one file of Redoc's (no other path of its host). Referrer-Policy keeps
+// the page's address from it.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: " + RedocLogo + "; " +
 	"font-src 'self'; connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 const page = `<!doctype html>
@@ -54,6 +62,19 @@ func Handler() http.Handler {
 		}
 		h.Set("Cache-Control", "public, max-age=86400")
 		files.ServeHTTP(w, r)
+	})
+}
+
+// Favicon serves /favicon.ico, which browsers ask for on every page of the
+// public listener (/docs/, the portal): a 32×32 icon, embedded.
+func Favicon() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		b, _ := assets.ReadFile("assets/favicon.ico") // embedded
+		h := w.Header()
+		h.Set("Content-Type", "image/x-icon")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "public, max-age=86400")
+		_, _ = w.Write(b)
 	})
 }
 

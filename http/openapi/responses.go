@@ -122,8 +122,9 @@ func idempotencyKey() *openapi3.Parameter {
 	return &openapi3.Parameter{
 		Name: "Idempotency-Key", In: "header",
 		Description: "Makes the write safe to retry: the same key with the same request replays the stored answer " +
-			"for 24 hours (`Idempotent-Replayed: true`) and writes nothing again; with another request it is 422 " +
-			"`idempotency_key_reused`; while the first request runs, 409 `idempotency_in_progress`. A UUID is a good key.",
+			"for 24 hours (`Idempotent-Replayed: true`) and writes nothing again; with another request, or under " +
+			"another API key than the one that made the answer (or its rotation), it is 422 `idempotency_key_reused`; " +
+			"while the first request runs, 409 `idempotency_in_progress`. A UUID is a good key.",
 		Schema: openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), MinLength: 1, MaxLength: new(uint64(255)),
 			Pattern: "^[ -~]+$"}),
 	}

@@ -266,6 +266,26 @@ func TestRoutingErrors(t *testing.T) {
 	}
 }
 
+// Issue 23 item 6: the path of a route without wildcards, called with
+// another method, is 405 method_not_allowed naming that route's method —
+// never an id of the wildcard route beside it (GET /service_orders/{id}
+// answered 404 resource_not_found for /service_orders/from_quote).
+func TestWrongMethodOnALiteralPathIs405NotAnID(t *testing.T) {
+	t.Parallel()
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
+	for _, m := range []string{"GET", "PATCH"} {
+		r := api.Do(t, httpkit.Req{Method: m, Path: "/service_orders/from_quote"})
+		if r.Status != 405 || r.ErrorCode() != "method_not_allowed" || r.Header.Get("Allow") != "POST" {
+			t.Errorf("%s /service_orders/from_quote: %d %v %s", m, r.Status, r.Header, r.Raw)
+		}
+	}
+	// An id in the same place is still the order's route.
+	r := api.Do(t, httpkit.Req{Method: "GET", Path: "/service_orders/so_01m80xxst6jzjf9e2f6wtgqx92"})
+	if r.Status != 401 {
+		t.Errorf("GET /service_orders/{id} without a key: %d %s", r.Status, r.Raw)
+	}
+}
+
 // Part 4.1: Accept-Language selects the message language.
 func TestMessagesFollowAcceptLanguage(t *testing.T) {
 	t.Parallel()

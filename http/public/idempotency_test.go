@@ -3,6 +3,7 @@ package public_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -400,4 +401,116 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Issue 24 item 6: an unclean path (//, /./, /../) is no route: 404
+// route_not_found in the envelope, before authentication, idempotency or
+// any write, so a write sent there with an Idempotency-Key stores nothing
+// and the same key then works on the clean path.
+func TestAnUncleanPathIsNoRouteAndLeavesTheIdempotencyKeyUnused(t *testing.T) {
+	t.Parallel()
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, "leads:create", "tasks:create")
+	for i, p := range []string{"//leads", "/./leads", "/x/../leads", "/leads/.", "//me", "/clients/../leads", "/leads//"} {
+		ik := fmt.Sprintf("unclean-%d", i)
+		body := map[string]any{"name": "Unclean", "email": fmt.Sprintf("unclean%d@example.com", i), "task": nil}
+		for _, method := range []string{"POST", "GET"} {
+			r := api.Do(t, httpkit.Req{Method: method, Path: p, Key: key, Body: body, Header: map[string]string{public.IdempotencyHeader: ik}})
+			if r.Status != 404 || r.ErrorCode() != "route_not_found" || r.Header.Get("Request-Id") == "" || r.Header.Get("Location") != "" {
+				t.Errorf("%s %s: %d %v %s, want 404 route_not_found", method, p, r.Status, r.Header, r.Raw)
+			}
+		}
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: body, Header: map[string]string{public.IdempotencyHeader: ik}})
+		if r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("POST /leads after %s with the same key: %d %s, want a first 201", p, r.Status, r.Raw)
+		}
+	}
+	if n := countClients(t, co); n != 7 {
+		t.Errorf("%d clients, want the 7 captured on the clean path", n)
+	}
+}
+
+// Issue 24 item 2 (decision 0010): an idempotent answer is bound to the API
+// key that made it. Another key of the company sending the same request
+// with the same Idempotency-Key — one without read permissions, or a twin
+// of the same member with the same permissions — gets 422
+// idempotency_key_reused, never the stored answer (rendered for the first
+// key's permissions: the lead in full), and nothing is written. The key
+// itself and its rotations, either way and through several, get the
+// replay; a record made before records were bound to keys replays to none.
+func TestAnIdempotentAnswerIsReplayedOnlyToTheKeyThatMadeIt(t *testing.T) {
+	t.Parallel()
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	perms := []string{"leads:create", "tasks:create", "clients:read", "tasks:read"}
+	maker := co.Key(t, co.Owner, perms...)
+	twin := co.Key(t, co.Owner, perms...)
+	createOnly := co.OwnerKey(t, "leads:create", "tasks:create")
+	body := map[string]any{"name": "Ana Replay", "email": "ana.replay@example.com", "phone": "+55 11 98888-7777", "notes": "after 6pm"}
+	post := func(secret, ik string) *httpkit.Response {
+		t.Helper()
+		return api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: secret, Body: body, Header: map[string]string{public.IdempotencyHeader: ik}})
+	}
+	first := post(maker.Secret, "lead-1")
+	if first.Status != 201 || !strings.Contains(string(first.Raw), "ana.replay@example.com") {
+		t.Fatalf("first: %d %s", first.Status, first.Raw)
+	}
+	for name, secret := range map[string]string{"a key without read permissions": createOnly, "a twin key": twin.Secret} {
+		r := post(secret, "lead-1")
+		if r.Status != 422 || r.ErrorCode() != "idempotency_key_reused" || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("%s: %d %s, want 422 idempotency_key_reused", name, r.Status, r.Raw)
+		}
+		if strings.Contains(string(r.Raw), "ana.replay") || strings.Contains(string(r.Raw), "after 6pm") {
+			t.Errorf("%s: the answer shows the lead: %s", name, r.Raw)
+		}
+	}
+
+	var rot, again *tenant.Rotation
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if rot, err = tenant.RotateKey(ctx, tx, maker.ID, time.Hour, time.Now()); err != nil {
+			return err
+		}
+		again, err = tenant.RotateKey(ctx, tx, rot.New.ID, time.Hour, time.Now())
+		return err
+	})
+	for name, secret := range map[string]string{"the key": maker.Secret, "its rotation": rot.New.Secret,
+		"the rotation of its rotation": again.New.Secret} {
+		r := post(secret, "lead-1")
+		if r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "true" || mustJSON(t, r.Body) != mustJSON(t, first.Body) {
+			t.Errorf("%s: %d %v %s, want the replay", name, r.Status, r.Header, r.Raw)
+		}
+	}
+	// Made by the newest key, replayed to the one it replaced.
+	second := post(again.New.Secret, "lead-2")
+	if r := post(rot.New.Secret, "lead-2"); second.Status != 201 || r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("made by the rotation, replayed to the key it replaced: %d, then %d %s", second.Status, r.Status, r.Raw)
+	}
+	if r := post(createOnly, "lead-2"); r.Status != 422 || r.ErrorCode() != "idempotency_key_reused" {
+		t.Errorf("made by a rotation, replayed to another key: %d %s", r.Status, r.Raw)
+	}
+
+	// A record without a key (made before the binding) is nobody's.
+	fp := idempotency.Fingerprint("POST", public.Prefix+"/leads", nil, mustBody(t, body))
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		now := time.Now()
+		return idempotency.Save(ctx, tx, &idempotency.Record{CompanyID: co.Company.ID, Key: "legacy", RequestHash: fp[:],
+			Method: "POST", Path: public.Prefix + "/leads", Status: 201, Body: first.Raw, CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
+	})
+	if r := post(maker.Secret, "legacy"); r.Status != 422 || r.ErrorCode() != "idempotency_key_reused" {
+		t.Errorf("a record bound to no key: %d %s, want 422 idempotency_key_reused", r.Status, r.Raw)
+	}
+	if n := countClients(t, co); n != 1 {
+		t.Errorf("%d clients, want the one captured first", n)
+	}
+}
+
+func mustBody(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -272,3 +272,41 @@ func TestLeadCaptureRetriedWithIdempotencyKey(t *testing.T) {
 		t.Fatalf("clients %d, tasks %d, events %d", c, tk, es)
 	}
 }
+
+// Issue 24 item 5 (docs/api.md, "E-mail addresses"): a lead whose e-mail
+// holds an invisible or bidirectional character is 422 invalid_value on
+// email and saves nothing; the NFD spelling, fullwidth letters and another
+// case of a known address find its record (deduplicated), and the address
+// is stored composed (NFC).
+func TestLookAlikeEmailsAreRefusedOrDeduplicated(t *testing.T) {
+	t.Parallel()
+	api := httpkit.NewAPI(t, httpkit.APIOptions{})
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, "leads:create", "clients:read")
+	capture := func(email string) *httpkit.Response {
+		t.Helper()
+		return api.Do(t, httpkit.Req{Method: "POST", Path: "/leads", Key: key, Body: map[string]any{"name": "Jos\u00e9", "email": email, "task": nil}})
+	}
+	first := capture("jose\u0301@example.com") // NFD
+	if first.Status != 201 || obj(first, "lead")["email"] != "jos\u00e9@example.com" {
+		t.Fatalf("first: %d %s", first.Status, first.Raw)
+	}
+	id := obj(first, "lead")["id"]
+	for _, email := range []string{"jos\u00e9@example.com", "JOS\u00c9@EXAMPLE.COM", "\uff4a\uff4f\uff53\u00e9@\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.\uff43\uff4f\uff4d"} {
+		r := capture(email)
+		if r.Status != 201 || r.Body["deduplicated"] != true || obj(r, "lead")["id"] != id {
+			t.Errorf("%+q: %d %s, want the record of %+q", email, r.Status, r.Raw, "jos\u00e9@example.com")
+		}
+	}
+	for _, email := range []string{"jos\u00e9\u200b@example.com", "jo\u200ds\u00e9@example.com", "\ufeffjos\u00e9@example.com",
+		"jo\u00ads\u00e9@example.com", "jos\u00e9\u202e@example.com", "jos\u00e9@example\u2066.com", "jos\u00e9\u200f@example.com",
+		"jos\u00e9\u3164@example.com"} {
+		r := capture(email)
+		if got := errorParams(r); r.Status != 422 || !reflect.DeepEqual(got, []string{"email:invalid_value"}) {
+			t.Errorf("%+q: %d %s, want 422 email invalid_value", email, r.Status, r.Raw)
+		}
+	}
+	if n := countClients(t, co); n != 1 {
+		t.Errorf("%d clients, want 1", n)
+	}
+}

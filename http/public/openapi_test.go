@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -56,5 +58,34 @@ func TestDocumentedBoundsAreTheServers(t *testing.T) {
 	g := doc.Components.Schemas["WebhookSecretRotation"].Value.Properties["grace_period_seconds"].Value
 	if g.Min == nil || *g.Min != 0 || g.Max == nil || *g.Max != webhooks.MaxSecretGrace.Seconds() {
 		t.Errorf("grace_period_seconds bounds %v..%v, the server takes 0..%v", g.Min, g.Max, webhooks.MaxSecretGrace.Seconds())
+	}
+}
+
+// Issue 23 item 6: the document's server defaults to what `make run`
+// serves (http://localhost:8080), so a generated client works against it
+// out of the box; https stays listed for production.
+func TestServerDefaultsToWhatMakeRunServes(t *testing.T) {
+	t.Parallel()
+	s, err := public.New(public.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(s.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Servers) != 1 {
+		t.Fatalf("servers: %d", len(doc.Servers))
+	}
+	srv := doc.Servers[0]
+	url := srv.URL
+	for name, v := range srv.Variables {
+		url = strings.ReplaceAll(url, "{"+name+"}", v.Default)
+	}
+	if url != "http://localhost:8080" {
+		t.Errorf("the default server is %s, want make run's http://localhost:8080", url)
+	}
+	if scheme := srv.Variables["scheme"]; scheme == nil || !slices.Contains(scheme.Enum, "https") {
+		t.Errorf("https is not offered: %+v", scheme)
 	}
 }

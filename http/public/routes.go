@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -45,6 +46,9 @@ func handle[T, B any](s *Server, method, path string, acc access, o op, h func(f
 	hasBody := method == http.MethodPost || method == http.MethodPatch || method == http.MethodPut
 	write := method != http.MethodGet
 	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody, write: write}
+	if !strings.Contains(full, "{") {
+		s.literal[full] = true
+	}
 	if o.status == 0 {
 		o.status = http.StatusOK
 	}
@@ -179,12 +183,16 @@ func spec() (openapi.Spec, error) {
 			License: &openapi3.License{Name: "Apache License 2.0", Identifier: "Apache-2.0"},
 			Contact: &openapi3.Contact{Name: "Oficina", URL: "https://docs.oficina.dev/public/v1"},
 		},
+		// The defaults are make run's: a client generated from this document
+		// calls them unless told otherwise.
 		Servers: openapi3.Servers{{
-			URL:         "{scheme}://{host}",
-			Description: "Your Oficina server; `make run` serves http://localhost:8080.",
+			URL: "{scheme}://{host}",
+			Description: "Your Oficina server. The defaults are what `make run` serves, http://localhost:8080, so a " +
+				"generated client works against it as generated; in production use `https` and your API's host.",
 			Variables: map[string]*openapi3.ServerVariable{
-				"scheme": {Enum: []string{"https", "http"}, Default: "https"},
-				"host":   {Default: "localhost:8080", Description: "Host and port of the API."},
+				"scheme": {Enum: []string{"http", "https"}, Default: "http",
+					Description: "`http` for `make run` on your machine; `https` in production."},
+				"host": {Default: "localhost:8080", Description: "Host and port of the API."},
 			},
 		}},
 		Tags: openapi3.Tags{

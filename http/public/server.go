@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
 	"time"
 
@@ -92,6 +93,8 @@ type Server struct {
 	throttle *ratelimit.Throttle
 	f        *fuego.Server
 	routes   map[string]*route // by ServeMux pattern
+	// literal holds the paths of the routes without wildcards (lookup).
+	literal map[string]bool
 	// spec is what the OpenAPI document is built from; handle adds the
 	// routes.
 	spec    openapi.Spec
@@ -130,7 +133,7 @@ func New(d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: d, routes: map[string]*route{}, spec: sp,
+	s := &Server{deps: d, routes: map[string]*route{}, literal: map[string]bool{}, spec: sp,
 		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.BusinessNow, Wall: d.WallNow}}
 	switch {
 	case d.AuthFailuresPerMinute == 0:
@@ -282,10 +285,15 @@ func (a access) check(p *tenant.Principal) error {
 }
 
 // match finds the route; unknown paths are 404 route_not_found and a known
-// path with another method is 405 (with Allow listing the methods).
+// path with another method is 405 (with Allow listing the methods). An
+// unclean path (//, /./, /../) is no route either: ServeMux would match
+// the cleaned path and serve its own bare 307 to it, which a write with an
+// Idempotency-Key would store as its answer, burning the key for 24 hours.
 func (s *Server) match(r *http.Request) (*route, error) {
-	_, pattern := s.f.Mux.Handler(r)
-	if rt, ok := s.routes[pattern]; ok {
+	if !clean(r.URL.EscapedPath()) {
+		return nil, apierr.New(apierr.RouteNotFound)
+	}
+	if rt := s.lookup(r); rt != nil {
 		return rt, nil
 	}
 	var allow []string
@@ -295,7 +303,7 @@ func (s *Server) match(r *http.Request) (*route, error) {
 		}
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, p := s.f.Mux.Handler(probe); s.routes[p] != nil {
+		if s.lookup(probe) != nil {
 			allow = append(allow, m)
 		}
 	}
@@ -303,6 +311,31 @@ func (s *Server) match(r *http.Request) (*route, error) {
 		return &route{pattern: strings.Join(allow, ", ")}, apierr.New(apierr.MethodNotAllowed)
 	}
 	return nil, apierr.New(apierr.RouteNotFound)
+}
+
+// lookup is the route r calls, or nil. The path of a route without
+// wildcards names that route only: GET /service_orders/from_quote is the
+// conversion called with the wrong method (405), not an order whose id is
+// from_quote (GET /service_orders/{id} would answer 404).
+func (s *Server) lookup(r *http.Request) *route {
+	_, pattern := s.f.Mux.Handler(r)
+	rt := s.routes[pattern]
+	if rt != nil && strings.Contains(pattern, "{") && s.literal[r.URL.Path] {
+		return nil
+	}
+	return rt
+}
+
+// clean reports whether ServeMux would serve p as it is rather than
+// redirect to its cleaned form (net/http's cleanPath: path.Clean, keeping
+// a trailing slash). No public route ends in a slash, so ServeMux's other
+// redirect (/tree to /tree/) never applies.
+func clean(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 func (s *Server) clientIP(r *http.Request) netip.Addr {

@@ -9,7 +9,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/http/wire"
-	"oficina/schema/apierr"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
 	"oficina/streams"
@@ -178,10 +177,10 @@ func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSec
 	}
 	grace := webhooks.DefaultSecretGrace
 	if in.GracePeriodSeconds != nil {
-		if g := *in.GracePeriodSeconds; g < 0 || g > int64(webhooks.MaxSecretGrace/time.Second) {
-			return webhooks.WebhookEndpoint{}, apierr.Invalid("grace_period_seconds", "out_of_range")
+		var err error
+		if grace, err = webhooks.SecretGrace(*in.GracePeriodSeconds); err != nil {
+			return webhooks.WebhookEndpoint{}, err
 		}
-		grace = time.Duration(*in.GracePeriodSeconds) * time.Second
 	}
 	// As on creation, the new secret is shown once: the idempotency record
 	// is stored without it, so a replay answers without it.

@@ -7,6 +7,7 @@ import (
 
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
+	"oficina/schema/apierr"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
@@ -109,8 +110,8 @@ func TestWebhookEndpointValidation(t *testing.T) {
 	// Each cause has its message in every language of the catalogue.
 	r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Accept-Language": "es"},
 		Body: map[string]any{"url": "https://localhost/x", "events": []string{"*"}}})
-	if items := r.Body["error"].(map[string]any)["errors"].([]any); items[0].(map[string]any)["message"] !=
-		"El host debe ser público: se rechazan nombres locales o internos y direcciones privadas, reservadas o de metadatos de la nube." {
+	if items := r.Body["error"].(map[string]any)["errors"].([]any); !strings.HasPrefix(items[0].(map[string]any)["message"].(string),
+		"El host debe ser público: se rechazan nombres locales o internos y direcciones privadas, reservadas o de metadatos de la nube.") {
 		t.Errorf("not_public in Spanish: %s", r.Raw)
 	}
 	// Any port 1 to 65535 is fine; duplicates collapse.
@@ -118,6 +119,33 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		Body: map[string]any{"url": "https://hooks.example.com:8443/x", "events": []string{"sale.paid", "sale.paid", "financial_transaction.*"}}})
 	if r.Status != 201 || fmt.Sprint(r.Body["events"]) != "[sale.paid financial_transaction.*]" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
+	}
+}
+
+// Issue 23 item 2: registering a receiver on this machine is refused
+// (not_public) with a message, in every language, that says how to test
+// on one's machine: the development setting and an https://127.0.0.1 URL.
+// Its doc_url leads (errors.md, the field code's row) to "Testing webhooks
+// on your machine" (TestNotPublicLeadsToTestingWebhooksOnYourMachine).
+func TestAPrivateAddressIsRefusedNamingTheDevelopmentSetting(t *testing.T) {
+	t.Parallel()
+	api, _ := webhookAPI(t)
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, webhookPerms...)
+	for _, lang := range []string{"pt-BR", "en", "es"} {
+		r := api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: key, Header: map[string]string{"Accept-Language": lang},
+			Body: map[string]any{"url": "https://127.0.0.1:9443/hooks", "events": []string{"*"}}})
+		if r.Status != 422 || param(r) != "url not_public" {
+			t.Fatalf("%s: %d %s", lang, r.Status, r.Raw)
+		}
+		e := r.Body["error"].(map[string]any)
+		msg := e["errors"].([]any)[0].(map[string]any)["message"].(string)
+		if !strings.Contains(msg, "OFICINA_ALLOW_PRIVATE_DESTINATIONS=127.0.0.1/32") || !strings.Contains(msg, "https://127.0.0.1") {
+			t.Errorf("%s: the message does not say how to test on one's machine: %q", lang, msg)
+		}
+		if e["doc_url"] != apierr.Default.DocURL(apierr.ValidationFailed) {
+			t.Errorf("%s: doc_url %v", lang, e["doc_url"])
+		}
 	}
 }
 

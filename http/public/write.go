@@ -99,7 +99,8 @@ func omitOnReplay(ctx context.Context, fields ...string) {
 // another request holds it); a 4xx answer is stored with the handler's
 // writes rolled back to a savepoint, a 5xx is not stored, and when an
 // earlier request already stored an answer this run is rolled back and
-// that answer replayed (422 if it was another request).
+// that answer replayed (422 if it was another request, or the same request
+// under another API key).
 func (s *Server) unit(w http.ResponseWriter, r *http.Request, p *tenant.Principal, key string) error {
 	var fp [32]byte
 	u := streams.Unit{CompanyID: p.CompanyID(), Actor: actor(p)}
@@ -140,7 +141,13 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request, p *tenant.Principa
 		s.observeIdempotency(idempotency.KeyInProgress)
 		return apierr.New(apierr.IdempotencyInProgress)
 	case errors.Is(err, errEarlier) && earlier != nil:
-		if !earlier.Matches(fp) {
+		same := earlier.Matches(fp)
+		if same {
+			if same, err = s.sameCaller(r.Context(), p, earlier); err != nil {
+				return err
+			}
+		}
+		if !same {
 			s.observeIdempotency(idempotency.KeyReused)
 			return apierr.New(apierr.IdempotencyKeyReused)
 		}
@@ -196,8 +203,29 @@ func (s *Server) store(ctx context.Context, w *streams.Write, c *call, res *capt
 	return nil, w.Later(ctx, w.Tx, idempotency.Keep(&idempotency.Record{
 		CompanyID: w.CompanyID, Key: key, RequestHash: fp[:], Method: r.Method, Path: r.URL.EscapedPath(),
 		Status: status, Header: res.storedHeader(), Body: stored,
-		CreatedAt: w.At, ExpiresAt: w.At.Add(s.deps.IdempotencyTTL),
+		CreatedAt: w.At, ExpiresAt: w.At.Add(s.deps.IdempotencyTTL), APIKeyID: w.Actor.KeyID,
 	}))
+}
+
+// sameCaller reports whether the caller may have rec's answer replayed:
+// its API key made it, or is a rotation of the key that did (the same
+// member and permissions). The answer was rendered for that key's
+// permissions — a lead in full for a key that may read clients — so
+// another key of the company gets 422 instead (decision 0010).
+func (s *Server) sameCaller(ctx context.Context, p *tenant.Principal, rec *idempotency.Record) (bool, error) {
+	switch {
+	case rec.MadeBy(p.Key.ID):
+		return true, nil
+	case rec.APIKeyID == "":
+		return false, nil // made before records were bound to keys
+	}
+	var same bool
+	err := tenant.Tx(ctx, s.deps.DB, p.CompanyID(), func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		same, err = tenant.SameCredential(ctx, tx, rec.APIKeyID, p.Key.ID)
+		return err
+	})
+	return same, err
 }
 
 // earlier finds the live answer that refused an idempotent run's record

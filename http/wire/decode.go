@@ -119,6 +119,14 @@ func decodeError(buf []byte, err error) error {
 	return apierr.Wrap(apierr.InvalidRequest, err)
 }
 
+// maxNumeral is the longest numeral integral reads. No field's range needs
+// more: an int64 has 19 digits, a float64 is written exactly in 17
+// significant digits and a three-digit exponent; 40 characters leave room
+// for a sign, a point, zeros and an exponent's sign. A body holds up to
+// 1 MB, and the cost of reading a numeral's value (big.ParseFloat) grows
+// with the square of its length: a million digits took seconds of CPU.
+const maxNumeral = 40
+
 // integral reports whether a type error's value ("number 1e40") is a whole
 // number, i.e. the field's type is right and the magnitude is not.
 func integral(value string) bool {
@@ -126,8 +134,20 @@ func integral(value string) bool {
 	if !ok {
 		return false
 	}
+	whole, _ := wholeNumeral(n)
+	return whole
+}
+
+// wholeNumeral reports whether the numeral n is a whole number, and whether
+// its value had to be read to say so. A numeral longer than maxNumeral is
+// whole (out_of_range) unread: no field holds it, and telling a long
+// fraction from a long whole number would mean reading it.
+func wholeNumeral(n string) (whole, read bool) {
+	if len(n) > maxNumeral {
+		return true, false
+	}
 	f, _, err := big.ParseFloat(n, 10, 256, big.ToNearestEven)
-	return err == nil && f.IsInt()
+	return err == nil && f.IsInt(), true
 }
 
 func isNumber(t reflect.Type) bool {

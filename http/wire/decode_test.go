@@ -186,3 +186,50 @@ func TestTypeErrorInAnEmbeddedStructNamesTheJSONPath(t *testing.T) {
 		t.Fatalf("got %s %s", param, fc)
 	}
 }
+
+// Issue 24 item 1: a numeral longer than any field's range is 422
+// out_of_range without its value being read (big.ParseFloat's cost grows
+// with the square of the length: a million digits took seconds of CPU),
+// wherever it stands; shorter numerals keep their answers.
+func TestANumeralLongerThanAnyRangeIsOutOfRangeUnread(t *testing.T) {
+	t.Parallel()
+	million := strings.Repeat("9", 1_000_000)
+	longest := "1" + strings.Repeat("0", maxNumeral-1) // 1e39: read, the last that is
+	for _, tc := range []struct {
+		name, body string
+		code       apierr.Code
+		param, fc  string
+	}{
+		{"a million digits", `{"count":` + million + `}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"a million negative digits", `{"count":-` + million + `}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"a million-digit fraction", `{"count":0.` + million + `}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"a million-digit exponent", `{"count":1e` + million + `}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"a million zeros after the point", `{"count":1.` + strings.Repeat("0", 1_000_000) + `}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"in an array item", `{"items":[{"Q":1},{"Q":` + million + `}]}`, apierr.ValidationFailed, "items[1].Q", "out_of_range"},
+		{"in an int32", `{"nested":{"X":` + million + `}}`, apierr.ValidationFailed, "nested.X", "out_of_range"},
+		{"one over the bound", `{"count":` + longest + `0}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"at the bound", `{"count":` + longest + `}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"1e40", `{"count":1e40}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"1e2", `{"count":1e2}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"100.000", `{"count":100.000}`, apierr.ValidationFailed, "count", "out_of_range"},
+		{"1.5", `{"count":1.5}`, apierr.ValidationFailed, "count", "invalid_type"},
+		{"1e-2", `{"count":1e-2}`, apierr.ValidationFailed, "count", "invalid_type"},
+		{"-0", `{"count":-0}`, "", "", ""},
+		{"int64 bound", `{"count":9223372036854775807}`, "", "", ""},
+		{"leading zeros", `{"count":007}`, apierr.InvalidRequest, "", ""},
+		{"a million leading zeros", `{"count":` + strings.Repeat("0", 1_000_000) + `1}`, apierr.InvalidRequest, "", ""},
+	} {
+		var v sample
+		code, param, fc := fieldOf(DecodeBytes([]byte(tc.body), &v))
+		if code != tc.code || param != tc.param || fc != tc.fc {
+			t.Errorf("%s: got %s %s %s, want %s %s %s", tc.name, code, param, fc, tc.code, tc.param, tc.fc)
+		}
+	}
+	// The work done: a numeral's value is read only up to the bound.
+	for n, want := range map[string]bool{million: false, "-" + million: false, "0." + million: false, "1e" + million: false,
+		longest + "0": false, longest: true, "1e40": true, "1.5": true} {
+		if _, read := wholeNumeral(n); read != want {
+			t.Errorf("a numeral of %d characters: read %v, want %v", len(n), read, want)
+		}
+	}
+}

@@ -26,9 +26,9 @@ type Config struct {
 	// dispatch` and `oficina relay` are scraped (empty: none); serve and
 	// dev also keep /metrics on the admin listener.
 	MetricsAddr string
-	// Pprof serves Go's profiles (/debug/pprof/) on MetricsAddr, behind
-	// the operator token when /metrics is: how a profile of a running
-	// process is taken (docs/performance.md).
+	// Pprof serves Go's profiles (/debug/pprof/) on MetricsAddr, always
+	// behind the operator token: how a profile of a running process is
+	// taken (docs/performance.md).
 	Pprof            bool
 	DatabaseURL      string        // owner URL: migrations, database creation
 	AppDBPassword    string        // password of the oficina_app role, if any

@@ -104,6 +104,9 @@ func TestAPIUserCannotConsumeDeliveries(t *testing.T) {
 		_, err := api.nc.SubscribeSync("_INBOX.dispatch.>")
 		return err
 	})
+	api.denied(t, "$JS.API.DIRECT.GET.KV_OFICINA_DISPATCH.$KV.OFICINA_DISPATCH.p.0", func(c context.Context) error {
+		return api.nc.PublishRequest("$JS.API.DIRECT.GET.KV_OFICINA_DISPATCH.$KV.OFICINA_DISPATCH.p.0", "_INBOX.api.x", nil)
+	})
 }
 
 func purge(c context.Context, js jetstream.JetStream, name string) error {
@@ -264,6 +267,13 @@ func TestDispatchUserConsumesDeliveries(t *testing.T) {
 	d.denied(t, "$JS.API.STREAM.PURGE.DELIVERIES", func(c context.Context) error {
 		return purge(c, d.js, jsconfig.DeliveriesStream)
 	})
+	// It reads its own bucket only: not the API's rate-limit windows.
+	if _, err := jsconfig.EnsureRateLimit(ctx(t), api.js, jsconfig.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	d.denied(t, "$JS.API.DIRECT.GET.KV_OFICINA_RATELIMIT.$KV.OFICINA_RATELIMIT.co_1", func(c context.Context) error {
+		return d.nc.PublishRequest("$JS.API.DIRECT.GET.KV_OFICINA_RATELIMIT.$KV.OFICINA_RATELIMIT.co_1", "_INBOX.dispatch.x", nil)
+	})
 }
 
 // The relay user republishes events and deliveries and does nothing else.
@@ -284,5 +294,53 @@ func TestRelayUserOnlyPublishes(t *testing.T) {
 	})
 	r.denied(t, "oficina.dlvsched.co_1.we_1.dl_1", func(context.Context) error {
 		return r.nc.Publish("oficina.dlvsched.co_1.we_1.dl_1", nil)
+	})
+}
+
+// Issue 23 item 6, docs/events.md's `nats` lines: the read-only consumer
+// user reads a durable consumer an operator created as admin (`nats
+// consumer next` fetches, acks and reads the consumer's info), and in code
+// creates its own (the Go example); it may not read the stream's
+// information, which `nats consumer add` and `nats stream view` ask for
+// first — a company-scoped user would learn the other companies' subjects
+// from it — so with the CLI the admin creates the consumer.
+func TestConsumerUserReadsADurableConsumerTheAdminCreated(t *testing.T) {
+	t.Parallel()
+	ns := testkit.NATSWithUsers(t)
+	api := connect(t, ns, natsauth.API)
+	setUp(t, api)
+	api.publish(t, "oficina.events.co_1.sale.paid", `{"n":1}`)
+
+	admin := connect(t, ns, natsauth.Admin)
+	if _, err := admin.js.CreateOrUpdateConsumer(ctx(t), jsconfig.EventsStream, jetstream.ConsumerConfig{Durable: "reports",
+		FilterSubject: "oficina.events.*.sale.paid", DeliverPolicy: jetstream.DeliverAllPolicy, AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatalf("admin: consumer add: %v", err)
+	}
+	cons := connect(t, ns, natsauth.Consumer)
+	reports, err := cons.js.Consumer(ctx(t), jsconfig.EventsStream, "reports")
+	if err != nil {
+		t.Fatalf("consumer: the admin's consumer: %v (%v)", err, drain(cons.errs))
+	}
+	batch, err := reports.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for m := range batch.Messages() {
+		n++
+		if err := m.DoubleAck(ctx(t)); err != nil {
+			t.Fatalf("consumer: ack: %v", err)
+		}
+	}
+	if n != 1 || batch.Error() != nil {
+		t.Fatalf("consumer: fetched %d events (%v; refused %v)", n, batch.Error(), drain(cons.errs))
+	}
+	if _, err := cons.js.CreateOrUpdateConsumer(ctx(t), jsconfig.EventsStream, jetstream.ConsumerConfig{Durable: "own",
+		FilterSubject: "oficina.events.*.sale.paid", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatalf("consumer: its own durable consumer: %v (%v)", err, drain(cons.errs))
+	}
+	cons.denied(t, "$JS.API.STREAM.INFO.EVENTS", func(c context.Context) error {
+		_, err := cons.js.Stream(c, jsconfig.EventsStream)
+		return err
 	})
 }

@@ -121,6 +121,7 @@ func dispatchRole() Role {
 	pub = append(pub, streamOwner(kvLease, "the dispatcher leases")...)
 	pub = append(pub,
 		Rule{"$KV." + lease.Bucket + ".>", "heartbeat its member key, take, renew and hand back partition leases"},
+		Rule{jsAPI + "DIRECT.GET." + kvLease + ".>", "read a lease key (taking a partition handed back reads its delete marker)"},
 		Rule{jsAPI + "CONSUMER.CREATE." + kvLease + ".>", "list the members (a key watch is an ordered consumer on the bucket)"},
 		Rule{jsAPI + "CONSUMER.DELETE." + kvLease + ".*", "remove that watch when the list is read"},
 	)

@@ -53,6 +53,7 @@ func TestEveryErrorOnEveryListenerFollowsAcceptLanguage(t *testing.T) {
 		{"public: root", "GET", pubURL + "/", "", 404, apierr.RouteNotFound, ""},
 		{"public: /openapi.json with POST", "POST", pubURL + "/openapi.json", "", 405, apierr.MethodNotAllowed, "GET, HEAD"},
 		{"public: /docs/ with DELETE", "DELETE", pubURL + "/docs/", "", 405, apierr.MethodNotAllowed, "GET, HEAD"},
+		{"public: /favicon.ico with POST", "POST", pubURL + "/favicon.ico", "", 405, apierr.MethodNotAllowed, "GET, HEAD"},
 		{"public: /healthz with POST", "POST", pubURL + "/healthz", "", 405, apierr.MethodNotAllowed, "GET, HEAD"},
 		{"public: /healthz while starting", "GET", pubURL + "/healthz", "", 503, apierr.ServiceUnavailable, ""},
 		{"public: /readyz while starting", "GET", pubURL + "/readyz", "", 503, apierr.ServiceUnavailable, ""},

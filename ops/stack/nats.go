@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/nats-io/nats.go"
@@ -37,13 +38,26 @@ func (s *Stack) startEmbeddedNATS(ctx context.Context, cfg *config.Config) error
 	cfg.NATSURL = ns.ClientURL()
 	cfg.NATS = config.NATS{NKeyFile: natsauth.SeedFile(dir, natsauth.API)}
 	s.dispatchNATS = &config.NATS{NKeyFile: natsauth.SeedFile(dir, natsauth.Dispatch)}
-	consumer, admin := natsauth.SeedFile(dir, natsauth.Consumer), natsauth.SeedFile(dir, natsauth.Admin)
-	fmt.Fprintf(s.opts.Out, "embedded NATS %s (JetStream store %s); its users' NKey seeds are in %s (0600):\n"+
-		"  nats -s %s --nkey %s --inbox-prefix %s sub 'oficina.events.>'\n"+
-		"  nats -s %s --nkey %s stream ls\n"+
-		"  oficina events tail --company <id>    (uses %s by itself)\n",
-		cfg.NATSURL, store, dir, cfg.NATSURL, consumer, natsauth.Inbox(natsauth.Consumer), cfg.NATSURL, admin, consumer)
+	s.embedded = &embeddedNATS{url: cfg.NATSURL, store: store, seeds: dir}
 	return nil
+}
+
+// embeddedNATS is where dev's NATS is, for the start-up banner.
+type embeddedNATS struct{ url, store, seeds string }
+
+// print writes how to reach dev's NATS with its users' seeds; company
+// fills the commands that take one ("" when dev made no demo company).
+func (e *embeddedNATS) print(w io.Writer, company string) {
+	consumer, admin := natsauth.SeedFile(e.seeds, natsauth.Consumer), natsauth.SeedFile(e.seeds, natsauth.Admin)
+	subject, id := "oficina.events.>", "<company id>"
+	if company != "" {
+		subject, id = "oficina.events."+company+".>", company
+	}
+	fmt.Fprintf(w, "\nembedded NATS %s (JetStream store %s); its users' NKey seeds are in %s (0600):\n"+
+		"  nats -s %s --nkey %s --inbox-prefix %s sub '%s'\n"+
+		"  nats -s %s --nkey %s stream ls\n"+
+		"  oficina events tail --company %s    (uses %s by itself; make build puts oficina in ./bin)\n",
+		e.url, e.store, e.seeds, e.url, consumer, natsauth.Inbox(natsauth.Consumer), subject, e.url, admin, id, consumer)
 }
 
 // connectNATS connects as role with the configured identity and TLS,

@@ -103,6 +103,11 @@ type Stack struct {
 	limiter  func()    // stops the rate limiter's presence
 
 	publicAddr atomic.Value // net.Addr of the public listener, for portal links
+
+	// embedded and demo are dev's embedded NATS and demo company, for the
+	// start-up banner (nil when absent).
+	embedded *embeddedNATS
+	demo     *demo
 }
 
 // newStack is the process of o: its logger the base's (o.Logger, else
@@ -127,7 +132,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { errc <- serve(s.public, pl) }()
 	go func() { errc <- serve(s.admin, al) }()
 	s.ready.Store(true)
-	fmt.Fprintf(o.Out, "public API  http://%s/public/v1  (OpenAPI: /openapi.json, UI: /docs, portal: /portal/)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n", displayAddr(pl.Addr()), displayAddr(al.Addr()))
+	s.banner(o.Out, pl.Addr(), al.Addr())
 	if o.Ready != nil {
 		o.Ready(Addrs{Public: pl.Addr().String(), Admin: al.Addr().String(), NATS: s.natsURL, Metrics: s.metricsAddr.addr()})
 	}
@@ -236,7 +241,7 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	adm := admin.New(admin.Deps{Base: service.Base{Log: s.log}, DB: s.db, Token: token, Bus: s.bus, Destinations: s.events.destinations(),
 		Publisher: s.events.publisher(), TrustedProxies: proxies, Workers: s.workers, Secrets: s.secrets, PortalURL: s.portalURL})
 	if s.opts.Seed {
-		if err := seed(ctx, s.db, s.bus, cfg.DataDir, s.opts.Out); err != nil {
+		if s.demo, err = seed(ctx, s.db, s.bus, cfg.DataDir); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -306,6 +311,7 @@ func (s *Stack) publicHandler(pub *public.Server, po http.Handler) http.Handler 
 	})
 	mux.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
 	mux.Handle("GET /docs/", docsui.Handler())
+	mux.Handle("GET /favicon.ico", docsui.Favicon())
 	s.health(mux)
 	// Outside /public/v1 an unknown path is 404 route_not_found and a known
 	// one with another method 405, in the envelope without request_id and
@@ -382,6 +388,25 @@ func (s *Stack) close() {
 	if s.nats != nil {
 		s.nats.Shutdown()
 	}
+}
+
+// banner says where the process listens, once it does: the addresses
+// are the listeners' own (a port chosen by the system included), and the
+// commands it suggests carry the demo company's id.
+func (s *Stack) banner(w io.Writer, public, admin net.Addr) {
+	pub := "http://" + displayAddr(public)
+	company := ""
+	if s.demo != nil {
+		company = s.demo.companyID
+	}
+	if s.embedded != nil {
+		s.embedded.print(w, company)
+	}
+	if s.demo != nil {
+		s.demo.print(w, pub)
+	}
+	fmt.Fprintf(w, "\npublic API  %s/public/v1  (OpenAPI: /openapi.json, UI: /docs, portal: /portal/)\nadmin API   http://%s/admin/v1  (metrics: /metrics)\n",
+		pub, displayAddr(admin))
 }
 
 func displayAddr(a net.Addr) string {

@@ -91,6 +91,9 @@ func TestDevStackServesTheSeededKey(t *testing.T) {
 	if st, body := get(pub+"/openapi.json", ""); st != 200 || !strings.Contains(body, "/public/v1/me") {
 		t.Fatalf("openapi %d", st)
 	}
+	if st, body := get(pub+"/favicon.ico", ""); st != 200 || !strings.HasPrefix(body, "\x00\x00\x01\x00") {
+		t.Fatalf("favicon %d", st)
+	}
 	if st, body := get(pub+"/elsewhere", ""); st != 404 || strings.Contains(body, "request_id") {
 		t.Fatalf("outside the prefix: %d %s", st, body)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -145,5 +146,44 @@ func TestUnknownErrorsBecomeInternal(t *testing.T) {
 	status, body := Default.Envelope(e, "es", "")
 	if status != 500 || body.Error.Code != "internal_error" || body.Error.Message != "Error interno; reintente más tarde." {
 		t.Fatalf("got %d %+v", status, body)
+	}
+}
+
+// Issue 23 item 2: a client following the doc_url of a 422 refusing a
+// private address finds what to do. doc_url points at validation_failed
+// in docs/errors.md, which links its field codes; the not_public row links
+// "Testing webhooks on your machine" in docs/api.md, which exists; and the
+// message itself names the development setting, in every language.
+func TestNotPublicLeadsToTestingWebhooksOnYourMachine(t *testing.T) {
+	t.Parallel()
+	v, ok := Default.Lookup(ValidationFailed)
+	if !ok || v.See == nil || v.See.Href != "#field-codes" {
+		t.Fatalf("validation_failed links no field codes: %+v", v)
+	}
+	f, ok := Default.Field("not_public")
+	if !ok || f.See == nil || f.See.Href != "api.md#testing-webhooks-on-your-machine" {
+		t.Fatalf("not_public links nowhere: %+v", f)
+	}
+	for _, l := range Languages {
+		if !strings.Contains(f.Messages[l], "OFICINA_ALLOW_PRIVATE_DESTINATIONS") {
+			t.Errorf("the %s message does not name the development setting: %s", l, f.Messages[l])
+		}
+	}
+	errorsPage, err := os.ReadFile("../../docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n## Field codes\n", "See [the field codes](#field-codes).",
+		"| `not_public` | " + f.Messages["en"] + " | [Testing webhooks on your machine](api.md#testing-webhooks-on-your-machine) |"} {
+		if !strings.Contains(string(errorsPage), want) {
+			t.Errorf("docs/errors.md lacks %q", want)
+		}
+	}
+	apiPage, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(apiPage), "\n## Testing webhooks on your machine\n") {
+		t.Error("docs/api.md has no section Testing webhooks on your machine")
 	}
 }

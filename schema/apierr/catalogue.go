@@ -24,12 +24,22 @@ type Entry struct {
 	Type     string            `json:"type"`
 	Reserved bool              `json:"reserved,omitempty"`
 	Messages map[string]string `json:"messages"`
+	See      *See              `json:"see,omitempty"`
 }
 
 // FieldEntry is one code used inside errors[] of a validation error.
 type FieldEntry struct {
 	Code     string            `json:"code"`
 	Messages map[string]string `json:"messages"`
+	See      *See              `json:"see,omitempty"`
+}
+
+// See is where the documentation of a code goes on: the error page
+// (docs/errors.md, what doc_url points at) links it beside the code, so
+// a client following doc_url finds what to do.
+type See struct {
+	Title string `json:"title"`
+	Href  string `json:"href"` // relative to docs/ ("api.md#…"), or an anchor of the page ("#…")
 }
 
 // Catalogue is the parsed catalogue.json.
@@ -61,12 +71,18 @@ func Parse(data []byte) (*Catalogue, error) {
 		if err := checkMessages(string(e.Code), e.Messages); err != nil {
 			return nil, err
 		}
+		if err := e.See.check(string(e.Code)); err != nil {
+			return nil, err
+		}
 		c.byCode[e.Code] = e
 	}
 	c.byField = make(map[string]*FieldEntry, len(c.FieldCodes))
 	for i := range c.FieldCodes {
 		f := &c.FieldCodes[i]
 		if err := checkMessages(f.Code, f.Messages); err != nil {
+			return nil, err
+		}
+		if err := f.See.check(f.Code); err != nil {
 			return nil, err
 		}
 		c.byField[f.Code] = f
@@ -100,6 +116,14 @@ func checkMessages(code string, m map[string]string) error {
 		if m[l] == "" {
 			return fmt.Errorf("apierr: code %q has no %s message", code, l)
 		}
+	}
+	return nil
+}
+
+// check accepts no link, or one with a title and an address.
+func (s *See) check(code string) error {
+	if s != nil && (s.Title == "" || s.Href == "") {
+		return fmt.Errorf("apierr: code %q: see needs a title and an href", code)
 	}
 	return nil
 }

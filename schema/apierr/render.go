@@ -56,11 +56,20 @@ func (c *Catalogue) Markdown() []byte {
 		for _, l := range Languages {
 			fmt.Fprintf(&b, "- %s: %s\n", l, e.Messages[l])
 		}
+		if e.See != nil {
+			fmt.Fprintf(&b, "\nSee %s.\n", e.See.link())
+		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Field codes\n\nCodes used inside `errors[]` of a 422 `validation_failed`.\n\n| Field code | Message (en) |\n|---|---|\n")
+	b.WriteString("## Field codes\n\nCodes used inside `errors[]` of a 422 `validation_failed`.\n\n| Field code | Message (en) | See |\n|---|---|---|\n")
 	for _, f := range c.FieldCodes {
-		fmt.Fprintf(&b, "| `%s` | %s |\n", f.Code, f.Messages["en"])
+		see := ""
+		if f.See != nil {
+			see = f.See.link()
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Code, f.Messages["en"], see)
 	}
 	return b.Bytes()
 }
+
+func (s *See) link() string { return "[" + s.Title + "](" + s.Href + ")" }

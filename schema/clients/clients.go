@@ -169,8 +169,7 @@ func (c *Row) setEmail(f *apierr.Fields, v *string) {
 	if v == nil || strings.TrimSpace(*v) == "" {
 		return
 	}
-	e := strings.TrimSpace(*v)
-	n, ok := NormalizeEmail(e)
+	e, n, ok := ParseEmail(*v)
 	if !ok {
 		f.Add("email", "invalid_value")
 	}

@@ -1,6 +1,7 @@
 // Package idempotency stores the responses of writes sent with an
-// Idempotency-Key (spec 4.1): per company, for 24 hours, committed in the
-// same transaction as the write they answer. The transport decides what a
+// Idempotency-Key (spec 4.1): per company, bound to the API key that made
+// them, for 24 hours, committed in the same transaction as the write they
+// answer. The transport decides what a
 // response is; this package keeps the rules of keys, fingerprints, the
 // in-progress lock and expiry, testable without HTTP.
 package idempotency
@@ -111,6 +112,10 @@ type Record struct {
 	Body        []byte      `bun:"body"`
 	CreatedAt   time.Time   `bun:"created_at"`
 	ExpiresAt   time.Time   `bun:"expires_at"`
+	// APIKeyID is the API key whose request made the record: its answer is
+	// replayed to that key only (or a rotation of it). Empty on records
+	// made before records were bound to keys: replayed to no key.
+	APIKeyID string `bun:"api_key_id,nullzero"`
 }
 
 // Live reports whether the record is still replayed at now.
@@ -118,6 +123,10 @@ func (r *Record) Live(now time.Time) bool { return now.Before(r.ExpiresAt) }
 
 // Matches reports whether a request with fingerprint fp is the one stored.
 func (r *Record) Matches(fp [32]byte) bool { return bytes.Equal(r.RequestHash, fp[:]) }
+
+// MadeBy reports whether the record was made by the API key keyID itself
+// (a rotation of it is the caller's to recognise: tenant.SameCredential).
+func (r *Record) MadeBy(keyID string) bool { return r.APIKeyID != "" && r.APIKeyID == keyID }
 
 // lockID is the advisory lock of (company, key): 64 bits of a hash, so two
 // keys share a lock only by a collision nobody will meet, and then they
@@ -196,8 +205,8 @@ func Save(ctx context.Context, tx bun.IDB, rec *Record) error {
 		return err
 	}
 	var saved bool
-	err = tx.NewRaw("SELECT oficina_idempotency_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key, rec.RequestHash,
-		rec.Method, rec.Path, rec.Status, string(headers), body, rec.CreatedAt, rec.ExpiresAt).Scan(ctx, &saved)
+	err = tx.NewRaw("SELECT oficina_idempotency_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key, rec.RequestHash,
+		rec.Method, rec.Path, rec.Status, string(headers), body, rec.CreatedAt, rec.ExpiresAt, apiKey(rec)).Scan(ctx, &saved)
 	if err != nil {
 		return fmt.Errorf("idempotency: save: %w", err)
 	}
@@ -222,8 +231,16 @@ func (k keep) AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gen.AppendQuery(b, "SELECT oficina_idempotency_keep(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key,
-		rec.RequestHash, rec.Method, rec.Path, rec.Status, string(headers), body, rec.CreatedAt, rec.ExpiresAt), nil
+	return gen.AppendQuery(b, "SELECT oficina_idempotency_keep(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rec.CompanyID, rec.Key,
+		rec.RequestHash, rec.Method, rec.Path, rec.Status, string(headers), body, rec.CreatedAt, rec.ExpiresAt, apiKey(rec)), nil
+}
+
+// apiKey is rec's API key as a statement argument: NULL when it has none.
+func apiKey(rec *Record) *string {
+	if rec.APIKeyID == "" {
+		return nil
+	}
+	return &rec.APIKeyID
 }
 
 // answeredCode is the SQLSTATE oficina_idempotency_keep raises.

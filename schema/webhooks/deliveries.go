@@ -23,7 +23,7 @@ type WebhookDelivery struct {
 	EventType          EventType             `json:"event_type"`
 	Status             WebhookDeliveryStatus `json:"status"`
 	ResponseStatusCode *int                  `json:"response_status_code,omitempty"`
-	Error              *string               `json:"error,omitempty"`
+	Error              *string               `json:"error,omitempty" doc:"Why the last attempt got no answer (timeout, dns_error, destination_refused: …), or why the delivery was closed without one: subscriber_access_lost, plan_without_api or endpoint_disabled. The spec also writes subscriber_access_lostl, a typo: only subscriber_access_lost is sent (docs/api.md)."`
 	Attempts           int                   `json:"attempts"`
 	LastAttemptAt      *apitime.Time         `json:"last_attempt_at"`
 	NextAttemptAt      *apitime.Time         `json:"next_attempt_at"`

@@ -24,6 +24,8 @@ type Profiler struct {
 	Dir string
 	// Addrs are the processes' metrics listeners by process name.
 	Addrs map[string]string
+	// Token is the operator token the profiles are served behind.
+	Token string
 	// DB, when set, is the bench database, whose sessions track their
 	// PL/pgSQL functions (track_functions, set by the rig): each profile
 	// also writes <Dir>/<name>.postgres.txt, the functions' calls and time
@@ -63,7 +65,7 @@ func (p *Profiler) During(ctx context.Context, name string, d time.Duration) (wa
 	for proc, addr := range p.Addrs {
 		wg.Go(func() {
 			path := filepath.Join(p.Dir, name+"."+proc+".pprof")
-			if err := fetchProfile(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs), path); err != nil && p.Log != nil {
+			if err := p.fetch(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs), path); err != nil && p.Log != nil {
 				p.Log("bench: profile of %s during %s: %v", proc, name, err)
 			}
 		})
@@ -80,17 +82,18 @@ func (p *Profiler) Heap(ctx context.Context) {
 	}
 	for proc, addr := range p.Addrs {
 		path := filepath.Join(p.Dir, "heap."+proc+".pprof")
-		if err := fetchProfile(ctx, "http://"+addr+"/debug/pprof/heap", path); err != nil && p.Log != nil {
+		if err := p.fetch(ctx, "http://"+addr+"/debug/pprof/heap", path); err != nil && p.Log != nil {
 			p.Log("bench: heap profile of %s: %v", proc, err)
 		}
 	}
 }
 
-func fetchProfile(ctx context.Context, url, path string) error {
+func (p *Profiler) fetch(ctx context.Context, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Authorization", "Bearer "+p.Token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -204,6 +205,12 @@ func (g *gen) fieldCases(rt route) {
 				base, lead := g.base(rt, g.r.a)
 				g.own(rt, "numbers", name+" = "+v, encode(with(base, f.path, rawValue(v))), anyAnswer, lead)
 			}
+			for _, v := range hugeNumerals {
+				e := invalidField(name)
+				e.ParamCode = "out_of_range"
+				base, lead := g.base(rt, g.r.a)
+				g.own(rt, "huge_numerals", name+" = "+v.name, encode(with(base, f.path, rawValue(v.json))), e, lead)
+			}
 		case "string", "":
 			for _, v := range []struct{ name, json string }{
 				{"100,000 characters", quote(strings.Repeat("x", 100_000))},
@@ -220,6 +227,75 @@ func (g *gen) fieldCases(rt route) {
 			g.own(rt, "nul_bytes", name+" with an escaped NUL", encode(with(base, f.path, rawValue(`"a\u0000b"`))), anyAnswer, lead)
 		}
 	}
+}
+
+// hugeNumerals fill most of the 1 MB body with one number (issue 24: read
+// exactly, a million digits cost seconds of CPU): 422 out_of_range, and
+// the run notes the slowest answer.
+var hugeNumerals = []struct{ name, json string }{
+	{"900,000 digits", strings.Repeat("9", 900_000)},
+	{"-1.<400,000 digits>e<400,000 digits>", "-1." + strings.Repeat("0", 400_000) + "1e" + strings.Repeat("9", 400_000)},
+}
+
+// lookAlikeCases capture leads whose e-mail looks like the known lead's
+// (issue 24, docs/api.md "E-mail addresses"): with an invisible or
+// bidirectional character, 422 naming email and nothing written (the
+// case's phone is captured again after the run and must be new); spelled
+// in NFD, fullwidth or upper case, the known lead's record, deduplicated.
+func (g *gen) lookAlikeCases() {
+	rt, ok := g.r.route("POST", "/leads")
+	if !ok {
+		return
+	}
+	f := g.r.a
+	local, domain, _ := strings.Cut(f.LookAlike, "@")
+	for _, c := range []struct{ name, char string }{
+		{"zero-width space", "\u200b"}, {"zero-width non-joiner", "\u200c"}, {"zero-width joiner", "\u200d"},
+		{"word joiner", "\u2060"}, {"BOM", "\ufeff"}, {"soft hyphen", "\u00ad"}, {"left-to-right mark", "\u200e"},
+		{"right-to-left mark", "\u200f"}, {"Arabic letter mark", "\u061c"}, {"right-to-left override", "\u202e"},
+		{"left-to-right embedding", "\u202a"}, {"pop directional formatting", "\u202c"}, {"right-to-left isolate", "\u2067"},
+		{"pop directional isolate", "\u2069"}, {"variation selector", "\ufe0f"}, {"Hangul filler", "\u3164"},
+		{"tag", "\U000e0041"}, {"no-break space", "\u00a0"}, {"ideographic space", "\u3000"},
+	} {
+		for _, at := range []struct{ where, email string }{
+			{"in the local part", local + c.char + "@" + domain},
+			{"in the domain", local + "@" + strings.Replace(domain, ".", c.char+".", 1)},
+		} {
+			base, lc := g.base(rt, f)
+			base["email"], base["task"] = at.email, nil
+			g.own(rt, "lookalike_emails", c.name+" "+at.where, encode(base), invalidField("email"),
+				&leadContact{phone: lc.phone}).Check = lookAlikeRefused
+		}
+	}
+	for _, v := range []struct{ name, email string }{
+		{"decomposed (NFD)", "jose\u0301" + local[len("jos\u00e9"):] + "@" + domain},
+		{"fullwidth letters", "\uff4a\uff4f\uff53\u00e9" + local[len("jos\u00e9"):] + "@" + domain},
+		{"upper case", strings.ToUpper(f.LookAlike)},
+	} {
+		base, _ := g.base(rt, f)
+		delete(base, "phone")
+		base["email"], base["task"] = v.email, nil
+		k := g.own(rt, "lookalike_emails", v.name, encode(base), expect{Status: 201}, nil)
+		k.Legit, k.Check = true, lookAlikeFound
+	}
+}
+
+// lookAlikeRefused is the bar of a refused look-alike: 422 on email.
+func lookAlikeRefused(_ context.Context, _ *run, _ *kase, _, a answer) []string {
+	if a.Status != 422 || fieldCode(a, "email") != "invalid_value" {
+		return []string{fmt.Sprintf("a look-alike e-mail answered %d %s, want 422 email invalid_value", a.Status, snippet(a.Raw))}
+	}
+	return nil
+}
+
+// lookAlikeFound is the bar of another spelling of the known address: its
+// record, not a new one.
+func lookAlikeFound(_ context.Context, r *run, _ *kase, _, a answer) []string {
+	lead, _ := a.JSON["lead"].(map[string]any)
+	if a.Status != 201 || a.JSON["deduplicated"] != true || lead["id"] != r.a.LookAlikeClient {
+		return []string{fmt.Sprintf("another spelling of %+q is not its record %s: %d %s", r.a.LookAlike, r.a.LookAlikeClient, a.Status, snippet(a.Raw))}
+	}
+	return nil
 }
 
 // sizeCases are bodies around the 1 MB ceiling, with a declared length

@@ -53,6 +53,9 @@ type expect struct {
 	Plain  bool     // net/http answers before Oficina: no envelope required
 	Any    []int    // one of these statuses (with Plain answers)
 	Codes  []string // one of these codes
+	// ParamCode, with Param, is the code errors[] must give that field
+	// (out_of_range for a huge numeral).
+	ParamCode string
 }
 
 // judge returns what is wrong with an answer: bar problems break the
@@ -93,6 +96,9 @@ func judge(k *kase, a answer) (bar, other []string) {
 	}
 	if e.Param != "" && a.Status == 422 && !namesParam(a, e.Param) {
 		other = append(other, fmt.Sprintf("errors[] %s do not name %q", paramsOf(a), e.Param))
+	}
+	if e.ParamCode != "" && a.Status == 422 && fieldCode(a, e.Param) != e.ParamCode {
+		other = append(other, fmt.Sprintf("errors[] give %q %q, want %q", e.Param, fieldCode(a, e.Param), e.ParamCode))
 	}
 	return bar, other
 }
@@ -200,4 +206,18 @@ func paramsOf(a answer) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// fieldCode is the code errors[] gives param ("" when it is not named).
+func fieldCode(a answer, param string) string {
+	env, _ := a.JSON["error"].(map[string]any)
+	list, _ := env["errors"].([]any)
+	for _, it := range list {
+		m, _ := it.(map[string]any)
+		if p, _ := m["param"].(string); p == param {
+			c, _ := m["code"].(string)
+			return c
+		}
+	}
+	return ""
 }

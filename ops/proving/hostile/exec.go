@@ -35,8 +35,19 @@ type kase struct {
 	SameAs string
 	// Legit marks a case that should succeed (a lowercase "bearer").
 	Legit bool
+	// Prime, when set, is sent before the case (and before the reads it
+	// watches are taken) with the case's own Idempotency-Key: the earlier
+	// request whose stored answer the case must not get (a replay under
+	// another API key).
+	Prime *request
+	// Check, when set, returns what else breaks the bar, once the case and
+	// its retry are done: primed is the Prime's answer. It may write (a
+	// request on the clean path with an unclean path's key); the reads the
+	// case watches are taken again after it.
+	Check func(ctx context.Context, r *run, k *kase, primed, a answer) []string
 
-	answer answer // what came back (set by the run)
+	answer answer        // what came back (set by the run)
+	took   time.Duration // how long it took to come back
 }
 
 func (k *kase) describe() string {
@@ -125,18 +136,25 @@ func groupCases(cases []*kase) [][]*kase {
 func (r *run) runGroup(ctx context.Context, g []*kase) {
 	seen := map[string]string{}
 	for _, k := range g {
+		primed, perr := r.prime(ctx, k)
 		for _, p := range k.Watch {
-			if _, ok := seen[p.String()]; !ok {
+			if _, ok := seen[p.String()]; !ok || k.Prime != nil {
 				seen[p.String()] = r.fingerprint(ctx, p)
 			}
 		}
 		keyed := withKey(k)
+		start := time.Now()
 		a, err := r.send(ctx, k)
+		k.took = time.Since(start)
 		var bar, other []string
+		if perr != nil {
+			bar = append(bar, perr.Error())
+		}
 		if err != nil {
 			bar = append(bar, "no answer: "+err.Error())
 		} else {
-			bar, other = judge(k, a)
+			b, o := judge(k, a)
+			bar, other = append(bar, b...), o
 			bar = append(bar, r.leaks(k, a)...)
 		}
 		for _, p := range k.Watch {
@@ -148,6 +166,12 @@ func (r *run) runGroup(ctx context.Context, g []*kase) {
 		}
 		if keyed && err == nil && retried(a) {
 			bar = append(bar, r.replay(ctx, k, a, seen)...)
+		}
+		if k.Check != nil && err == nil {
+			bar = append(bar, k.Check(ctx, r, k, primed, a)...)
+			for _, p := range k.Watch {
+				seen[p.String()] = r.fingerprint(ctx, p)
+			}
 		}
 		if k.SameAs != "" && err == nil {
 			r.mu.Lock()
@@ -161,6 +185,24 @@ func (r *run) runGroup(ctx context.Context, g []*kase) {
 		k.answer = a
 		r.record(k, a, bar, other)
 	}
+}
+
+// prime sends the case's Prime with the case's Idempotency-Key.
+func (r *run) prime(ctx context.Context, k *kase) (answer, error) {
+	if k.Prime == nil {
+		return answer{}, nil
+	}
+	p := *k.Prime
+	p.Header = p.Header.Clone()
+	p.Header.Set(idemHeader, k.Req.Header.Get(idemHeader))
+	a, err := r.c.send(ctx, r.c.base, p)
+	if err != nil {
+		return a, fmt.Errorf("the earlier request: no answer: %w", err)
+	}
+	if a.Status >= 300 {
+		return a, fmt.Errorf("the earlier request: %d %s", a.Status, snippet(a.Raw))
+	}
+	return a, nil
 }
 
 var requestIDValue = regexp.MustCompile(`"request_id":"[^"]*"`)

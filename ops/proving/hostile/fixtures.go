@@ -53,16 +53,24 @@ type fixtures struct {
 	Order, Sale, Payment, OpenInst string
 	Endpoint, Delivery             string
 	RecoverTask, PortalSession     string
-	saleRemaining                  int64
-	hook                           string // the webhook URL the target accepts
-	other                          *fixtures
+	// LookAlike is an address captured as a lead (LookAlikeClient) that
+	// the look-alike cases spell otherwise.
+	LookAlike, LookAlikeClient string
+	// LeadsOnlyKey holds leads:create alone, TwinKey every permission
+	// like Key (same member), and TwinRotatedKey is TwinKey rotated with
+	// a grace period: the keys that replay another key's request.
+	LeadsOnlyKey, TwinKey, TwinRotatedKey string
+	saleRemaining                         int64
+	hook                                  string // the webhook URL the target accepts
+	other                                 *fixtures
 }
 
 // ids are every id of the company, for the leak check.
 func (f *fixtures) ids() []string {
 	var out []string
 	for _, s := range []string{f.ID, f.Owner, f.Technician, f.Technician2, f.Seller, f.Client, f.Type, f.Account, f.Product,
-		f.FromQuote, f.ConvertQuote, f.Order, f.Sale, f.Payment, f.OpenInst, f.Endpoint, f.Delivery, f.RecoverTask, f.PortalSession} {
+		f.FromQuote, f.ConvertQuote, f.Order, f.Sale, f.Payment, f.OpenInst, f.Endpoint, f.Delivery, f.RecoverTask, f.PortalSession,
+		f.LookAlikeClient} {
 		if s != "" {
 			out = append(out, s)
 		}
@@ -267,6 +275,12 @@ func (r *run) setUp(ctx context.Context, f *fixtures) error {
 		return err
 	}
 	f.PortalSession, _ = ps["id"].(string)
+	if err := r.lookAlikeFixtures(ctx, f); err != nil {
+		return err
+	}
+	if err := r.keyFixtures(ctx, f); err != nil {
+		return err
+	}
 	e, err := r.c.publicWant(ctx, "POST", "/webhook_endpoints", f.Key,
 		map[string]any{"url": r.t.HookURL, "description": "hostile", "events": []any{"product.deleted"}}, 201)
 	if err != nil {
@@ -322,4 +336,63 @@ func asList(v any) []map[string]any {
 // pastWindow is a recovery window long before any fixture.
 func pastWindow() map[string]any {
 	return map[string]any{"since": "2020-01-01T00:00:00Z", "until": "2020-01-02T00:00:00Z"}
+}
+
+// lookAlikeFixtures captures the lead whose address the look-alike cases
+// spell otherwise (composed, so its NFD spelling differs in bytes).
+func (r *run) lookAlikeFixtures(ctx context.Context, f *fixtures) error {
+	f.LookAlike = "jos\u00e9." + f.ID + "@hostile.test"
+	l, err := r.c.publicWant(ctx, "POST", "/leads", f.Key, map[string]any{"name": "Parecido", "email": f.LookAlike, "task": nil}, 201)
+	if err != nil {
+		return err
+	}
+	lead, _ := l["lead"].(map[string]any)
+	f.LookAlikeClient, _ = lead["id"].(string)
+	if f.LookAlikeClient == "" {
+		return fmt.Errorf("hostile: the look-alike lead has no id: %v", l)
+	}
+	return nil
+}
+
+// keyFixtures creates f's other keys through the admin API, acting as the
+// member of f.Key.
+func (r *run) keyFixtures(ctx context.Context, f *fixtures) error {
+	co := "/companies/" + f.ID
+	list, err := r.c.adminWant(ctx, "GET", co+"/api_keys", nil, 200)
+	if err != nil {
+		return err
+	}
+	var member string
+	for _, k := range asList(list["data"]) {
+		if k["display_prefix"] == tenant.DisplayPrefix(f.Key) {
+			member, _ = k["member_id"].(string)
+		}
+	}
+	if member == "" {
+		return fmt.Errorf("hostile: the key of company %s is not in its key list", f.ID)
+	}
+	create := func(name string, perms []string) (id, secret string, err error) {
+		k, err := r.c.adminWant(ctx, "POST", co+"/api_keys", map[string]any{"member_id": member, "name": name, "permissions": perms}, 201)
+		id, _ = k["id"].(string)
+		secret, _ = k["secret"].(string)
+		return id, secret, err
+	}
+	if _, f.LeadsOnlyKey, err = create("hostile leads only", []string{"leads:create"}); err != nil {
+		return err
+	}
+	twin, secret, err := create("hostile twin", tenant.AllPermissions())
+	if err != nil {
+		return err
+	}
+	f.TwinKey = secret
+	rot, err := r.c.adminWant(ctx, "POST", co+"/api_keys/"+twin+"/rotate", map[string]any{"grace_period_seconds": 3600}, 200)
+	if err != nil {
+		return err
+	}
+	nk, _ := rot["new_key"].(map[string]any)
+	f.TwinRotatedKey, _ = nk["secret"].(string)
+	if f.LeadsOnlyKey == "" || f.TwinKey == "" || f.TwinRotatedKey == "" {
+		return fmt.Errorf("hostile: keys without a secret: %v", rot)
+	}
+	return nil
 }

@@ -48,6 +48,9 @@ func (r *run) generate() []*kase {
 	g.languageCases()
 	g.protocolCases()
 	g.manyHeaderCases()
+	g.uncleanPathCases()
+	g.crossKeyCases()
+	g.lookAlikeCases()
 	for _, rt := range r.routes {
 		if rt.Body != nil {
 			g.fieldCases(rt)

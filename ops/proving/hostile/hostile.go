@@ -187,6 +187,7 @@ type run struct {
 	notes      []string
 	same       map[string]map[string][]string // SameAs group → normalised body → cases
 	replays    int
+	slowest    map[string]time.Duration // by category
 }
 
 func (r *run) note(format string, args ...any) {
@@ -205,7 +206,7 @@ func Run(ctx context.Context, t Target) (*Report, error) {
 		return nil, err
 	}
 	defer c.close()
-	r := &run{t: t, c: c, cats: map[string]*Category{}, same: map[string]map[string][]string{}}
+	r := &run{t: t, c: c, cats: map[string]*Category{}, same: map[string]map[string][]string{}, slowest: map[string]time.Duration{}}
 	doc, err := c.send(ctx, c.base, request{Method: "GET", Path: "/openapi.json"})
 	if err != nil {
 		return nil, fmt.Errorf("hostile: GET /openapi.json: %w", err)
@@ -251,6 +252,9 @@ func Run(ctx context.Context, t Target) (*Report, error) {
 	cases := r.generate()
 	t.Log("hostile: %d cases", len(cases))
 	r.execute(ctx, cases)
+	if d, ok := r.slowest["huge_numerals"]; ok {
+		r.note("huge numerals (bodies of up to 900,000 digits): the slowest answer took %s", d.Round(time.Millisecond))
+	}
 	r.throttle(ctx)
 	r.probeLeads(ctx, cases)
 	r.checkSame()
@@ -288,6 +292,7 @@ func (r *run) record(k *kase, a answer, bar, other []string) {
 	}
 	c.Cases++
 	c.Statuses[a.Status]++
+	r.slowest[k.Category] = max(r.slowest[k.Category], k.took)
 	if len(bar) > 0 {
 		c.Failures++
 	} else if len(other) > 0 {

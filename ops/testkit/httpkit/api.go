@@ -100,12 +100,19 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The portal is served beside the API on the public listener, as in
-	// production (ops/stack).
-	mux := http.NewServeMux()
-	mux.Handle(portal.Prefix, po)
-	mux.Handle("/", a.contract.wrap(pub))
-	ps := httptest.NewServer(mux)
+	// The portal is served beside the API on the public listener, and the
+	// API gets its paths as sent (no ServeMux in front to clean them), as
+	// in production (ops/stack).
+	api := a.contract.wrap(pub)
+	outside := http.NewServeMux()
+	outside.Handle(portal.Prefix, po)
+	ps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, portal.Prefix) {
+			outside.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
 	as := httptest.NewServer(admin.New(admin.Deps{Base: service.Base{Now: o.Now}, DB: d, Workers: testkit.WorkerDB(t), Token: a.AdminToken, Bus: bus, Destinations: o.Destinations,
 		Publisher: o.Publisher, Secrets: o.Secrets, PortalURL: func() string { return ps.URL + portal.Prefix }}))
 	t.Cleanup(ps.Close)
