@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,7 +120,7 @@ func TestMakeRunRunsTheBuiltBinary(t *testing.T) {
 type program struct {
 	name           string
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *testkit.SyncBuffer
 	done           chan struct{}
 }
 
@@ -131,7 +130,7 @@ type program struct {
 // killed, when the test ends.
 func startProgram(t *testing.T, env []string, args ...string) *program {
 	t.Helper()
-	p := &program{name: "oficina " + args[0], stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &program{name: "oficina " + args[0], stdout: &testkit.SyncBuffer{}, stderr: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OFICINA_") && !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "NATS_URL=") {
@@ -214,24 +213,6 @@ func call(t *testing.T, api, key, path string, body, out any) {
 	if err := json.Unmarshal(raw, out); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// syncBuffer is an output the program writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func lastBytes(s string, n int) string {

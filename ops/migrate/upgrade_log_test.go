@@ -6,13 +6,9 @@ import (
 	"testing"
 	"time"
 
-	bunmigrate "github.com/uptrace/bun/migrate"
-
 	"oficina/ops/migrate"
 	"oficina/ops/testkit"
-	"oficina/schema/db"
 	"oficina/schema/ids"
-	"oficina/schema/migrations"
 )
 
 // Issue 25 item 4: the migration to the partitioned log carries a
@@ -27,29 +23,7 @@ func TestThePartitionedLogMigrationCarriesEveryRowOver(t *testing.T) {
 	const before = "20261128000100"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	url := testkit.EmptyScratchDB(t, "log_upgrade")
-	owner, err := db.Open(ctx, url, db.Options{MaxOpenConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
-	all, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := bunmigrate.NewMigrations()
-	for _, m := range all.Sorted() {
-		if m.Name < before {
-			old.Add(m)
-		}
-	}
-	m := bunmigrate.NewMigrator(owner, old, bunmigrate.WithMarkAppliedOnSuccess(true))
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	url, owner := testkit.ScratchDBBefore(t, "log_upgrade", before)
 
 	now := time.Now().UTC()
 	days := []time.Duration{0, 3 * 24 * time.Hour, 10 * 24 * time.Hour, 70 * 24 * time.Hour}

@@ -30,7 +30,7 @@ func TestDevProtectsItsEmbeddedNATSWithGeneratedUsers(t *testing.T) {
 	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.NATSPort = -1
 	cfg.DataDir = t.TempDir()
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	ready := make(chan stack.Addrs, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

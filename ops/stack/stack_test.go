@@ -1,7 +1,6 @@
 package stack_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,23 +15,6 @@ import (
 	"oficina/ops/stack"
 	"oficina/ops/testkit"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The README's promise: `oficina dev --seed` prints a key, and curl with it
 // gets GET /me; health, readiness and metrics answer; shutdown is clean.
@@ -45,7 +26,7 @@ func TestDevStackServesTheSeededKey(t *testing.T) {
 	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.NATSPort = -1
 	cfg.DataDir = t.TempDir()
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	ready := make(chan [2]string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -16,10 +16,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
+	bunmigrate "github.com/uptrace/bun/migrate"
 
 	"oficina/ops/migrate"
 	"oficina/ops/natsembed"
 	"oficina/schema/db"
+	"oficina/schema/migrations"
 	"oficina/streams/jsconfig"
 )
 
@@ -130,6 +132,40 @@ func ScratchPools(t testing.TB, ownerURL string) (app, worker *bun.DB) {
 		return p
 	}
 	return open(db.AppURL, "OFICINA_APP_DB_PASSWORD"), open(db.WorkerURL, "OFICINA_WORKER_DB_PASSWORD")
+}
+
+// ScratchDBBefore is a scratch database (EmptyScratchDB) brought to the
+// version before the migration named before: the versioned migrations
+// older than it, applied as the owner, whose pool it returns (closed when
+// the test ends). For tests of an upgrade: they seed rows, then migrate.Run.
+func ScratchDBBefore(t testing.TB, suffix, before string) (string, *bun.DB) {
+	t.Helper()
+	url := EmptyScratchDB(t, suffix)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	owner, err := db.Open(ctx, url, db.Options{MaxOpenConns: 2})
+	if err != nil {
+		t.Fatalf("testkit: scratch database: %v", err)
+	}
+	t.Cleanup(func() { _ = owner.Close() })
+	all, err := migrations.All()
+	if err != nil {
+		t.Fatalf("testkit: migrations: %v", err)
+	}
+	old := bunmigrate.NewMigrations()
+	for _, m := range all.Sorted() {
+		if m.Name < before {
+			old.Add(m)
+		}
+	}
+	m := bunmigrate.NewMigrator(owner, old, bunmigrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		t.Fatalf("testkit: migrate to %s: %v", before, err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		t.Fatalf("testkit: migrate to %s: %v", before, err)
+	}
+	return url, owner
 }
 
 // EmptyScratchDB is ScratchDB without the migrations: for tests that

@@ -9,12 +9,10 @@ import (
 	"unicode"
 
 	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/migrate"
 
 	"oficina/ops/testkit"
 	"oficina/schema/clients"
 	"oficina/schema/db"
-	"oficina/schema/migrations"
 )
 
 // Issue 24 item 5 (docs/api.md, "E-mail addresses"): an address holding a
@@ -102,29 +100,7 @@ func TestEmailKeysMigrationReKeysLookAlikesKeepingTheOldest(t *testing.T) {
 	const before = "20261128002410"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	url := testkit.EmptyScratchDB(t, "email_keys")
-	owner, err := db.Open(ctx, url, db.Options{MaxOpenConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
-	all, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := migrate.NewMigrations()
-	for _, m := range all.Sorted() {
-		if m.Name < before {
-			old.Add(m)
-		}
-	}
-	m := migrate.NewMigrator(owner, old, migrate.WithMarkAppliedOnSuccess(true))
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	url, owner := testkit.ScratchDBBefore(t, "email_keys", before)
 	if _, err := owner.ExecContext(ctx, "INSERT INTO companies (id, name) VALUES ('co_a', 'A'), ('co_b', 'B'), ('co_c', 'C')"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
 
 	"oficina/ops/testkit"
 	"oficina/schema/db"
 	"oficina/schema/ids"
-	"oficina/schema/migrations"
 	"oficina/tenant"
 )
 
@@ -182,29 +180,7 @@ func TestSameCompanyLinksMigrationUpgradesExistingRows(t *testing.T) {
 	const before = "20261127000100"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	url := testkit.EmptyScratchDB(t, "links_upgrade")
-	owner, err := db.Open(ctx, url, db.Options{MaxOpenConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
-	all, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := migrate.NewMigrations()
-	for _, m := range all.Sorted() {
-		if m.Name < before {
-			old.Add(m)
-		}
-	}
-	m := migrate.NewMigrator(owner, old, migrate.WithMarkAppliedOnSuccess(true))
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	url, owner := testkit.ScratchDBBefore(t, "links_upgrade", before)
 
 	seed := []string{
 		"INSERT INTO companies (id, name) VALUES ('co_a', 'A'), ('co_b', 'B')",
