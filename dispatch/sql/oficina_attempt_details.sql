@@ -22,7 +22,7 @@ BEGIN
            response_headers = v.response_headers, response_body = v.response_body,
            response_body_truncated = coalesce(v.response_body_truncated, false),
            duration_ms = v.duration_ms,
-           triggered_by = CASE WHEN d.kind <> 'event' AND d.attempt_count = 1 THEN 'manual' ELSE 'automatic' END,
+           triggered_by = public.oficina_attempt_trigger(d.kind, d.attempt_count - 1), -- the record counted it already
            next_attempt_at = CASE WHEN d.status = 'pending' THEN d.next_attempt_at END
       FROM jsonb_to_recordset(p_details) AS v(company text, delivery text, started timestamptz,
              request_headers jsonb, response_headers jsonb, response_body text, response_body_truncated boolean, duration_ms integer)

@@ -6,8 +6,9 @@
 -- object (request_headers, response_headers, response_body,
 -- response_body_truncated, duration_ms):
 -- they are written by the insert itself, not by a second update (issue 16).
--- An attempt is 'manual' when it is the first of a resend or ping; a
--- succeeded attempt schedules nothing (next_attempt_at stays NULL).
+-- What triggered an attempt is oficina_attempt_trigger's, from the
+-- delivery's attempts before it; a succeeded attempt schedules nothing
+-- (next_attempt_at stays NULL).
 --
 -- One round trip per batch whatever its companies, with plans the session
 -- keeps. It runs as the caller (SECURITY INVOKER): each company's rows are
@@ -30,7 +31,7 @@ BEGIN
             request_headers, response_headers, response_body, response_body_truncated, duration_ms, triggered_by)
     SELECT v.aid, d.company_id, d.id, d.endpoint_id, v.started, p_now, v.code, p_now,
            x.request_headers, x.response_headers, x.response_body, coalesce(x.response_body_truncated, false), x.duration_ms,
-           CASE WHEN d.kind <> 'event' AND d.attempt_count = 0 THEN 'manual' ELSE 'automatic' END
+           public.oficina_attempt_trigger(d.kind, d.attempt_count)
       FROM unnest(p_companies, p_attempts, p_deliveries, p_started, p_codes, p_details)
              AS v(company, aid, id, started, code, detail)
       JOIN public.webhook_deliveries d ON d.id = v.id
