@@ -59,20 +59,37 @@ type Delivery struct {
 	UpdatedAt          time.Time  `bun:"updated_at"`
 }
 
-// Attempt is a row of webhook_attempts: one send of a delivery, written by
-// the dispatcher.
+// Attempt is a row of webhook_attempts, the one model of the table: one
+// send of a delivery, written by the dispatcher, with what it sent and got
+// but the body (the delivery's event body, kept once): the request headers
+// as sent (the signature, never the secret), the answer's status, headers
+// and body (capped), how long it took, what triggered it and the next
+// attempt it scheduled. Attempts recorded before these details were kept
+// have none.
 type Attempt struct {
 	bun.BaseModel `bun:"table:webhook_attempts"`
 
-	ID                 string     `bun:"id,pk"`
-	CompanyID          string     `bun:"company_id"`
-	DeliveryID         string     `bun:"delivery_id"`
-	EndpointID         string     `bun:"endpoint_id"`
-	StartedAt          time.Time  `bun:"started_at"`
-	FinishedAt         *time.Time `bun:"finished_at"`
-	ResponseStatusCode *int       `bun:"response_status_code"`
-	Error              *string    `bun:"error"`
-	CreatedAt          time.Time  `bun:"created_at"`
+	ID                    string              `bun:"id,pk"`
+	CompanyID             string              `bun:"company_id"`
+	DeliveryID            string              `bun:"delivery_id,pk"`
+	EndpointID            string              `bun:"endpoint_id"`
+	StartedAt             time.Time           `bun:"started_at"`
+	FinishedAt            *time.Time          `bun:"finished_at"`
+	ResponseStatusCode    *int                `bun:"response_status_code"`
+	Error                 *string             `bun:"error"`
+	CreatedAt             time.Time           `bun:"created_at"`
+	RequestHeaders        map[string][]string `bun:"request_headers,type:jsonb"`
+	ResponseHeaders       map[string][]string `bun:"response_headers,type:jsonb"`
+	ResponseBody          *string             `bun:"response_body"`
+	ResponseBodyTruncated bool                `bun:"response_body_truncated"`
+	DurationMS            *int                `bun:"duration_ms"`
+	TriggeredBy           *string             `bun:"triggered_by"`
+	NextAttemptAt         *time.Time          `bun:"next_attempt_at"`
+}
+
+// Succeeded reports a 2xx answer.
+func (a *Attempt) Succeeded() bool {
+	return a.ResponseStatusCode != nil && *a.ResponseStatusCode >= 200 && *a.ResponseStatusCode <= 299
 }
 
 func newDelivery(d RecordedDelivery, r Recorded, kind string, now time.Time) Delivery {

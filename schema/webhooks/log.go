@@ -132,35 +132,14 @@ func GetDelivery(ctx context.Context, tx bun.IDB, endpointID, deliveryID string)
 	return d, nil
 }
 
-// AttemptRow is one attempt of a delivery with what it sent and got: the
-// request headers as sent (the signature, never the secret) and body, the
-// answer's status, headers and body (the answer's capped at 4 KiB), how
-// long it took, what triggered it, and the next attempt it scheduled.
-// Attempts recorded before these details were kept have none but the body.
-// The body sent is the delivery's event body, stored once with the event
-// and read by Attempts (an attempt keeps what differs between attempts).
+// AttemptRow is one attempt of a delivery as the log shows it: its row
+// (streams.Attempt, the table's one model) and the body it sent, which is
+// the delivery's event body, stored once with the event and read by
+// Attempts.
 type AttemptRow struct {
-	bun.BaseModel `bun:"table:webhook_attempts"`
+	streams.Attempt `bun:",extend"`
 
-	ID                    string              `bun:"id,pk"`
-	DeliveryID            string              `bun:"delivery_id"`
-	StartedAt             time.Time           `bun:"started_at"`
-	FinishedAt            *time.Time          `bun:"finished_at"`
-	ResponseStatusCode    *int                `bun:"response_status_code"`
-	Error                 *string             `bun:"error"`
-	RequestHeaders        map[string][]string `bun:"request_headers,type:jsonb"`
-	RequestBody           *string             `bun:"-"` // the event's body, whole
-	ResponseHeaders       map[string][]string `bun:"response_headers,type:jsonb"`
-	ResponseBody          *string             `bun:"response_body"`
-	ResponseBodyTruncated bool                `bun:"response_body_truncated"`
-	DurationMS            *int                `bun:"duration_ms"`
-	TriggeredBy           *string             `bun:"triggered_by"`
-	NextAttemptAt         *time.Time          `bun:"next_attempt_at"`
-}
-
-// Succeeded reports a 2xx answer.
-func (a *AttemptRow) Succeeded() bool {
-	return a.ResponseStatusCode != nil && *a.ResponseStatusCode >= 200 && *a.ResponseStatusCode <= 299
+	RequestBody *string `bun:"-"` // the event's body, whole
 }
 
 // FormattedRequestBody is the request body indented for reading, when it
