@@ -29,12 +29,12 @@ func TestCompleteRefusedWhileRequiredChecklistItemOpen(t *testing.T) {
 			required = m["id"].(string)
 		}
 	}
-	e.log.next(t)
+	e.log.Next(t)
 	if r := e.Do(t, "POST", "/service_orders/"+id+"/complete", nil); r.Status != 409 || r.ErrorCode() != "conflict" {
 		t.Fatalf("open required item: %d %s", r.Status, r.Raw)
 	}
 	r := e.Admin(t, "POST", "/service_orders/"+id+"/checklist/"+required, map[string]any{"done": true})
-	evs := e.log.next(t)
+	evs := e.log.Next(t)
 	if len(evs) != 1 || evs[0].Type != "service_order.updated" || !slices.Equal(evs[0].Data.ChangedFields, []string{"checklist"}) ||
 		!soSameJSON(t, evs[0].Data.Object, r.Body) {
 		t.Fatalf("tick events %v", evs)
@@ -68,15 +68,15 @@ func TestCompleteRespectsTechnicianCompletionOrder(t *testing.T) {
 		t.Helper()
 		return e.Do(t, "POST", "/service_orders/"+id+"/complete", nil).Status
 	}
-	e.log.next(t)
+	e.log.Next(t)
 	mark(s1.ID, true)
-	if evs := e.log.next(t); len(evs) != 1 || evs[0].Type != "service_order.updated" ||
+	if evs := e.log.Next(t); len(evs) != 1 || evs[0].Type != "service_order.updated" ||
 		!slices.Equal(evs[0].Data.ChangedFields, []string{"technician_completions"}) {
 		t.Fatalf("mark events %v", evs)
 	}
 	mark(s1.ID, true) // marking twice changes nothing
-	if evs := e.log.next(t); len(evs) != 0 {
-		t.Fatalf("repeated mark events %v", soTypes(evs))
+	if evs := e.log.Next(t); len(evs) != 0 {
+		t.Fatalf("repeated mark events %v", testkit.Types(evs))
 	}
 	if s := complete(); s != 409 {
 		t.Fatalf("missing marks: %d", s)
@@ -92,7 +92,7 @@ func TestCompleteRespectsTechnicianCompletionOrder(t *testing.T) {
 	}
 	mark(lead.ID, false)
 	mark(lead.ID, true)
-	e.log.next(t)
+	e.log.Next(t)
 	if s := complete(); s != 200 {
 		t.Fatalf("order respected: %d", s)
 	}
@@ -129,7 +129,7 @@ func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	o := e.create(t, map[string]any{"client_name": "Ana", "items": []map[string]any{
 		{"description": "Serviço", "quantity": 1, "unit_price_cents": 20000, "total_cents": 20000}}, "discount_cents": 500})
 	path := "/service_orders/" + o["id"].(string) + "/complete"
-	e.log.next(t)
+	e.log.Next(t)
 	link := map[string]any{"link_financial_transaction": true}
 	if r := e.Do(t, "POST", path, link); r.Status != 403 || r.ErrorCode() != "permission_missing" {
 		t.Fatalf("without finance:create: %d %s", r.Status, r.Raw)
@@ -137,16 +137,16 @@ func TestCompleteLinkFinancialTransaction(t *testing.T) {
 	if r := e.API.Do(t, httpkit.Req{Method: "POST", Path: path, Key: memberKey, Body: link}); r.Status != 403 || r.ErrorCode() != "member_permission_denied" {
 		t.Fatalf("member without finance: %d %s", r.Status, r.Raw)
 	}
-	if r := e.Do(t, "GET", "/service_orders/"+o["id"].(string), nil); r.Body["status"] != "pending" || len(e.log.next(t)) != 0 || e.count(t, "financial_transactions") != 0 {
+	if r := e.Do(t, "GET", "/service_orders/"+o["id"].(string), nil); r.Body["status"] != "pending" || len(e.log.Next(t)) != 0 || e.count(t, "financial_transactions") != 0 {
 		t.Fatalf("refused completion saved something: %s", r.Raw)
 	}
 	r := e.API.Do(t, httpkit.Req{Method: "POST", Path: path, Key: withFinance, Body: link})
 	if r.Status != 200 || r.Body["status"] != "completed" {
 		t.Fatalf("complete: %d %s", r.Status, r.Raw)
 	}
-	evs := e.log.next(t)
-	if !slices.Equal(soTypes(evs), []string{"financial_transaction.created", "service_order.status_changed", "service_order.updated"}) {
-		t.Fatalf("events %v", soTypes(evs))
+	evs := e.log.Next(t)
+	if !slices.Equal(testkit.Types(evs), []string{"financial_transaction.created", "service_order.status_changed", "service_order.updated"}) {
+		t.Fatalf("events %v", testkit.Types(evs))
 	}
 	ft := evs[0].Data.Object
 	if ft["kind"] != "income" || ft["amount_cents"] != 19500.0 || ft["service_order_id"] != o["id"] || ft["account_id"] != acc.ID {

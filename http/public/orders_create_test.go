@@ -61,9 +61,9 @@ func TestCreateServiceOrderAsTheDashboardDoes(t *testing.T) {
 		t.Errorf("checklist %v, want %v", got, want)
 	}
 
-	evs := e.log.next(t)
+	evs := e.log.Next(t)
 	if len(evs) != 1 || evs[0].Type != "service_order.created" {
-		t.Fatalf("events %v", soTypes(evs))
+		t.Fatalf("events %v", testkit.Types(evs))
 	}
 	r := e.Do(t, "GET", "/service_orders/"+o["id"].(string), nil)
 	if r.Status != 200 || !soSameJSON(t, r.Body, o) || !soSameJSON(t, evs[0].Data.Object, r.Body) {
@@ -126,7 +126,7 @@ func TestOrderQuotaGivesPlanLimitReached(t *testing.T) {
 	e.Admin(t, "PATCH", "/service_order_settings", map[string]any{"monthly_order_quota": 2})
 	e.create(t, map[string]any{"client_name": "A"})
 	e.create(t, map[string]any{"client_name": "B"})
-	e.log.next(t)
+	e.log.Next(t)
 	r := e.Do(t, "POST", "/service_orders", map[string]any{"client_name": "C"})
 	if r.Status != 403 || r.ErrorCode() != "plan_limit_reached" {
 		t.Fatalf("over quota: %d %s", r.Status, r.Raw)
@@ -134,8 +134,8 @@ func TestOrderQuotaGivesPlanLimitReached(t *testing.T) {
 	if n := e.count(t, "service_orders"); n != 2 {
 		t.Errorf("%d orders saved", n)
 	}
-	if evs := e.log.next(t); len(evs) != 0 {
-		t.Errorf("refused creation yielded %v", soTypes(evs))
+	if evs := e.log.Next(t); len(evs) != 0 {
+		t.Errorf("refused creation yielded %v", testkit.Types(evs))
 	}
 	if s := e.Admin(t, "GET", "/service_order_settings", nil).Body; s["orders_this_month"] != 2.0 || s["effective_monthly_order_quota"] != 2.0 {
 		t.Errorf("settings %v", s)

@@ -49,7 +49,7 @@ func TestCreateAppointmentNeedsPermissionAndScheduledStart(t *testing.T) {
 		r.ErrorCode() != "member_permission_denied" {
 		t.Fatalf("member without appointments: %d %s", r.Status, r.Raw)
 	}
-	if n := e.count(t, "service_orders") + e.count(t, "appointments") + len(e.log.next(t)); n != 0 {
+	if n := e.count(t, "service_orders") + e.count(t, "appointments") + len(e.log.Next(t)); n != 0 {
 		t.Fatalf("refused creation saved %d rows", n)
 	}
 
@@ -180,8 +180,8 @@ func TestCreateServiceOrderRetriedWithIdempotencyKey(t *testing.T) {
 	if first.Status != 201 || again.Status != 201 || !soSameJSON(t, first.Body, again.Body) {
 		t.Fatalf("first %d %s\nagain %d %s", first.Status, first.Raw, again.Status, again.Raw)
 	}
-	if n, evs := e.count(t, "service_orders"), e.log.next(t); n != 1 || len(evs) != 1 {
-		t.Errorf("%d orders, events %v", n, soTypes(evs))
+	if n, evs := e.count(t, "service_orders"), e.log.Next(t); n != 1 || len(evs) != 1 {
+		t.Errorf("%d orders, events %v", n, testkit.Types(evs))
 	}
 	if o := e.create(t, map[string]any{"client_name": "B"}); o["number"] != 2.0 {
 		t.Errorf("next number %v", o["number"])

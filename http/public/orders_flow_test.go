@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"oficina/ops/testkit"
 )
 
 // Part 3.1 exactly, with the events of each write (6.3, 6.4): start,
@@ -15,7 +17,7 @@ func TestOrderStateMachine(t *testing.T) {
 	e := newOrderEnv(t, orderPerms...)
 	id := e.create(t, map[string]any{"client_name": "A"})["id"].(string)
 	path := "/service_orders/" + id
-	e.log.next(t)
+	e.log.Next(t)
 
 	step := func(name, method, sub string, body any, status int, wantStatus string, wantEvents []string, wantFields []string) map[string]any {
 		t.Helper()
@@ -29,9 +31,9 @@ func TestOrderStateMachine(t *testing.T) {
 		if status == 200 && r.Body["status"] != wantStatus {
 			t.Fatalf("%s: status %v", name, r.Body["status"])
 		}
-		evs := e.log.next(t)
-		if !slices.Equal(soTypes(evs), wantEvents) {
-			t.Fatalf("%s: events %v, want %v", name, soTypes(evs), wantEvents)
+		evs := e.log.Next(t)
+		if !slices.Equal(testkit.Types(evs), wantEvents) {
+			t.Fatalf("%s: events %v, want %v", name, testkit.Types(evs), wantEvents)
 		}
 		for _, ev := range evs {
 			if !soSameJSON(t, ev.Data.Object, r.Body) {
@@ -84,14 +86,14 @@ func TestStatusAndDescriptionChangeYieldBothEvents(t *testing.T) {
 	t.Parallel()
 	e := newOrderEnv(t, orderPerms...)
 	id := e.create(t, map[string]any{"client_name": "A", "client_description": "Vazamento"})["id"].(string)
-	e.log.next(t)
+	e.log.Next(t)
 	r := e.Do(t, "PATCH", "/service_orders/"+id, map[string]any{"status": "scheduled", "client_description": "Vazamento na pia"})
 	if r.Status != 200 || r.Body["status"] != "scheduled" || r.Body["client_description"] != "Vazamento na pia" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
-	evs := e.log.next(t)
-	if !slices.Equal(soTypes(evs), []string{"service_order.status_changed", "service_order.updated"}) {
-		t.Fatalf("events %v", soTypes(evs))
+	evs := e.log.Next(t)
+	if !slices.Equal(testkit.Types(evs), []string{"service_order.status_changed", "service_order.updated"}) {
+		t.Fatalf("events %v", testkit.Types(evs))
 	}
 	if got := evs[1].Data.ChangedFields; !slices.Equal(got, []string{"client_description", "status"}) {
 		t.Errorf("changed_fields %v", got)
@@ -100,11 +102,11 @@ func TestStatusAndDescriptionChangeYieldBothEvents(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
-	if evs := e.log.next(t); len(evs) != 0 {
-		t.Errorf("no-op PATCH yielded %v", soTypes(evs))
+	if evs := e.log.Next(t); len(evs) != 0 {
+		t.Errorf("no-op PATCH yielded %v", testkit.Types(evs))
 	}
 	r = e.Do(t, "PATCH", "/service_orders/"+id, map[string]any{"priority": "urgent"})
-	if evs := e.log.next(t); len(evs) != 1 || evs[0].Type != "service_order.updated" || !slices.Equal(evs[0].Data.ChangedFields, []string{"priority"}) {
+	if evs := e.log.Next(t); len(evs) != 1 || evs[0].Type != "service_order.updated" || !slices.Equal(evs[0].Data.ChangedFields, []string{"priority"}) {
 		t.Errorf("priority change: %d %v", r.Status, evs)
 	}
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
-	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -22,13 +20,13 @@ var orderPerms = []string{"service_orders:read", "service_orders:create", "servi
 // its events.
 type orderEnv struct {
 	*httpkit.Env
-	log *soEventLog
+	log *testkit.EventLog
 }
 
 func newOrderEnv(t *testing.T, perms ...string) *orderEnv {
 	t.Helper()
 	e := httpkit.NewEnv(t, httpkit.APIOptions{}, perms...)
-	return &orderEnv{Env: e, log: &soEventLog{co: e.Co, seen: map[string]bool{}}}
+	return &orderEnv{Env: e, log: e.Co.Events()}
 }
 
 // create posts an order and fails the test unless it is 201.
@@ -54,53 +52,6 @@ func (e *orderEnv) count(t *testing.T, table string) int {
 		return tx.NewSelect().Table(table).ColumnExpr("count(*)").Scan(ctx, &n)
 	})
 	return n
-}
-
-// soEvent is a recorded envelope.
-type soEvent struct {
-	Type string `json:"type"`
-	Data struct {
-		Object        map[string]any `json:"object"`
-		ChangedFields []string       `json:"changed_fields"`
-	} `json:"data"`
-}
-
-// soEventLog reads the company's event_outbox rows not seen before, so each
-// write's events can be checked on their own.
-type soEventLog struct {
-	co   *testkit.Company
-	seen map[string]bool
-}
-
-func (l *soEventLog) next(t *testing.T) []soEvent {
-	t.Helper()
-	var rows []streams.OutboxEvent
-	l.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewSelect().Model(&rows).Order("created_at", "type").Scan(ctx)
-	})
-	var out []soEvent
-	for _, r := range rows {
-		if l.seen[r.ID] {
-			continue
-		}
-		l.seen[r.ID] = true
-		var ev soEvent
-		if err := json.Unmarshal(r.Body, &ev); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, ev)
-	}
-	slices.SortFunc(out, func(a, b soEvent) int { return strings.Compare(a.Type, b.Type) })
-	return out
-}
-
-// soTypes lists the types of events, sorted.
-func soTypes(evs []soEvent) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type
-	}
-	return out
 }
 
 // soSameJSON reports whether two decoded JSON values are equal.

@@ -29,7 +29,7 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	}
 	approved, draft := quote("approved"), quote("draft")
 	e.create(t, map[string]any{"client_name": "Primeira"})
-	e.log.next(t)
+	e.log.Next(t)
 
 	noQuotes := e.Co.OwnerKey(t, orderPerms...)
 	member := e.Co.Member(t, tenant.MemberInput{Role: testkit.Ptr(tenant.RoleMember),
@@ -60,7 +60,7 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	if r := other.Do(t, "POST", "/service_orders/from_quote", map[string]any{"quote_id": approved}); r.Status != 404 {
 		t.Errorf("another company's quote: %d %s", r.Status, r.Raw)
 	}
-	if n := e.count(t, "service_orders"); n != 1 || len(e.log.next(t)) != 0 {
+	if n := e.count(t, "service_orders"); n != 1 || len(e.log.Next(t)) != 0 {
 		t.Fatalf("refusals saved %d orders", n)
 	}
 
@@ -79,7 +79,7 @@ func TestServiceOrderFromQuote(t *testing.T) {
 	if it := o["items"].([]any)[0].(map[string]any); it["total_cents"] != 9000.0 || it["quantity"] != 2.0 {
 		t.Errorf("items %v", it)
 	}
-	if evs := e.log.next(t); len(evs) != 1 || evs[0].Type != "service_order.created" || !soSameJSON(t, evs[0].Data.Object, o) {
+	if evs := e.log.Next(t); len(evs) != 1 || evs[0].Type != "service_order.created" || !soSameJSON(t, evs[0].Data.Object, o) {
 		t.Errorf("events %v", evs)
 	}
 	e.Co.Tx(t, func(ctx context.Context, tx bun.Tx) error {

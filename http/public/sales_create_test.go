@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/uptrace/bun"
+
+	"oficina/ops/testkit"
 )
 
 // Part 1 and 4.4: a sale created through the API follows the sales screen:
@@ -66,14 +68,14 @@ func TestSaleCreationAsTheSalesScreen(t *testing.T) {
 		t.Errorf("rebuilt documents differ:\n%s\n%s", mustJSON(t, again), mustJSON(t, get))
 	}
 	evs := e.events(t)
-	var created []soEvent
+	var created []testkit.Event
 	for _, ev := range evs {
 		if ev.Type == "sale.created" {
 			created = append(created, ev)
 		}
 	}
 	if len(created) != 2 {
-		t.Fatalf("events: %v", soTypes(evs))
+		t.Fatalf("events: %v", testkit.Types(evs))
 	}
 	obj := created[0].Data.Object
 	if obj["id"] != first["id"] {
@@ -188,7 +190,7 @@ func TestSaleQuotaPlanLimitReached(t *testing.T) {
 		t.Errorf("%d sales", n)
 	}
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("refused sale recorded %v", soTypes(evs))
+		t.Errorf("refused sale recorded %v", testkit.Types(evs))
 	}
 	e.admin(t, "PATCH", "/sales_settings", map[string]any{"sale_quota_unlimited": true})
 	c := e.sale(t, body)

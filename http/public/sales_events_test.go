@@ -3,6 +3,8 @@ package public_test
 import (
 	"slices"
 	"testing"
+
+	"oficina/ops/testkit"
 )
 
 // Spec 6.3 rule 2 and 6.4: reversing a payment records sale.updated and
@@ -22,7 +24,7 @@ func TestSaleReversalAndCancelRecordTheirEvents(t *testing.T) {
 	e.events(t)
 
 	s = e.ok(t, "POST", "/sales/"+id+"/payments/"+pays[1]["id"].(string)+"/cancel", map[string]any{"reason": "bounced"})
-	got := soTypes(e.events(t))
+	got := testkit.Types(e.events(t))
 	if !slices.Equal(got, []string{"financial_transaction.updated", "financial_transaction.updated", "sale.payment_canceled", "sale.updated"}) {
 		t.Errorf("reversal: %v", got)
 	}
@@ -44,7 +46,7 @@ func TestSaleReversalAndCancelRecordTheirEvents(t *testing.T) {
 		}
 	}
 	if !slices.Equal(sale, []string{"sale.canceled", "sale.payment_canceled", "sale.payment_canceled", "sale.updated"}) {
-		t.Errorf("cancel: %v", soTypes(evs))
+		t.Errorf("cancel: %v", testkit.Types(evs))
 	}
 	if r := e.Do(t, "POST", "/sales/"+id+"/cancel", map[string]any{"reason": "again"}); r.Status != 409 {
 		t.Errorf("second cancel: %d", r.Status)

@@ -166,7 +166,7 @@ func TestSaleOverdueRoutineAndReceipts(t *testing.T) {
 		t.Errorf("payment: %v", y)
 	}
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("receipt yielded %v", soTypes(evs))
+		t.Errorf("receipt yielded %v", testkit.Types(evs))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
 )
@@ -23,13 +24,13 @@ var financePerms = []string{"finance:read", "finance:create", "finance:update"}
 // permissions, and a reader of its events.
 type saleEnv struct {
 	*httpkit.Env
-	log *soEventLog
+	log *testkit.EventLog
 }
 
 func newSaleEnv(t *testing.T) *saleEnv {
 	t.Helper()
 	e := httpkit.NewEnv(t, httpkit.APIOptions{}, append(slices.Clone(salePerms), financePerms...)...)
-	return &saleEnv{Env: e, log: &soEventLog{co: e.Co, seen: map[string]bool{}}}
+	return &saleEnv{Env: e, log: e.Co.Events()}
 }
 
 // admin calls the admin API for the company, fails the test on error and
@@ -88,9 +89,9 @@ func (e *saleEnv) count(t *testing.T, query string, args ...any) int {
 }
 
 // events returns the events not read before, sorted by type.
-func (e *saleEnv) events(t *testing.T) []soEvent {
+func (e *saleEnv) events(t *testing.T) []testkit.Event {
 	t.Helper()
-	return e.log.next(t)
+	return e.log.Next(t)
 }
 
 // rawEvents returns the stored bodies of the company's events of a type.

@@ -3,6 +3,8 @@ package public_test
 import (
 	"slices"
 	"testing"
+
+	"oficina/ops/testkit"
 )
 
 // 4.4 and 3.2: rescheduling changes amounts and due dates of the open
@@ -58,8 +60,8 @@ func TestSaleReschedule(t *testing.T) {
 		t.Fatalf("rescheduled: %v %s", amounts, mustJSON(t, s))
 	}
 	rescheduled := e.events(t)
-	if !slices.Contains(soTypes(rescheduled), "sale.updated") {
-		t.Errorf("events: %v", soTypes(rescheduled))
+	if !slices.Contains(testkit.Types(rescheduled), "sale.updated") {
+		t.Errorf("events: %v", testkit.Types(rescheduled))
 	}
 	// Finance follows: open receivables add up to the balance.
 	var open int64
@@ -157,15 +159,15 @@ func TestSaleVersions(t *testing.T) {
 		t.Errorf("stock after version: %d", stock)
 	}
 	evs := e.events(t)
-	var updated *soEvent
+	var updated *testkit.Event
 	for i := range evs {
 		if evs[i].Type == "sale.updated" {
 			updated = &evs[i]
 		}
 	}
 	if updated == nil || !slices.Contains(updated.Data.ChangedFields, "version") || !slices.Contains(updated.Data.ChangedFields, "items") ||
-		!slices.Contains(soTypes(evs), "stock.changed") {
-		t.Errorf("version events: %v %v", soTypes(evs), updated)
+		!slices.Contains(testkit.Types(evs), "stock.changed") {
+		t.Errorf("version events: %v %v", testkit.Types(evs), updated)
 	}
 	// Choosing an account needs finance:read and finance:update.
 	fin := e.saleMember(t, true)
@@ -234,8 +236,8 @@ func TestSaleCancel(t *testing.T) {
 		}
 	}
 	evs := e.events(t)
-	if !slices.Contains(soTypes(evs), "sale.updated") || !slices.Contains(soTypes(evs), "financial_transaction.updated") {
-		t.Errorf("cancel events: %v", soTypes(evs))
+	if !slices.Contains(testkit.Types(evs), "sale.updated") || !slices.Contains(testkit.Types(evs), "financial_transaction.updated") {
+		t.Errorf("cancel events: %v", testkit.Types(evs))
 	}
 	for _, w := range []struct{ method, path string }{
 		{"POST", "/cancel"}, {"PATCH", ""}, {"POST", "/payments"}, {"PATCH", "/installments"}, {"POST", "/versions"},
@@ -261,7 +263,7 @@ func TestSaleCancel(t *testing.T) {
 		t.Errorf("DELETE: %d", r.Status)
 	}
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("refused writes recorded %v", soTypes(evs))
+		t.Errorf("refused writes recorded %v", testkit.Types(evs))
 	}
 }
 
@@ -282,11 +284,11 @@ func TestSalePatchNotesAndProduction(t *testing.T) {
 	evs := e.events(t)
 	if len(evs) != 1 || evs[0].Type != "sale.updated" ||
 		!slices.Equal(evs[0].Data.ChangedFields, []string{"estimated_delivery_date", "notes", "production_status"}) {
-		t.Fatalf("events: %v %v", soTypes(evs), evs)
+		t.Fatalf("events: %v %v", testkit.Types(evs), evs)
 	}
 	e.ok(t, "PATCH", path, map[string]any{"notes": "embrulhar"})
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("no-op patch yielded %v", soTypes(evs))
+		t.Errorf("no-op patch yielded %v", testkit.Types(evs))
 	}
 	for name, body := range map[string]map[string]any{
 		"items are versioned": {"items": []any{}}, "unknown status": {"production_status": "lost"},

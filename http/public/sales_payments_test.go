@@ -1,6 +1,7 @@
 package public_test
 
 import (
+	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
 	"slices"
 	"sync"
@@ -35,7 +36,7 @@ func TestSaleReceivePayments(t *testing.T) {
 		p["canceled_at"] != nil || p["receipt_number"] != nil || p["has_active_invoice"] != false {
 		t.Errorf("payment: %v", p)
 	}
-	if types := soTypes(e.events(t)); !slices.Equal(types, []string{"financial_transaction.created", "financial_transaction.updated",
+	if types := testkit.Types(e.events(t)); !slices.Equal(types, []string{"financial_transaction.created", "financial_transaction.updated",
 		"financial_transaction.updated", "sale.payment_registered", "sale.updated"}) {
 		t.Errorf("events of a partial payment: %v", types)
 	}
@@ -66,7 +67,7 @@ func TestSaleReceivePayments(t *testing.T) {
 		}
 	}
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("refused payments recorded %v", soTypes(evs))
+		t.Errorf("refused payments recorded %v", testkit.Types(evs))
 	}
 	s = pay(map[string]any{"amount_cents": 2000, "paid_at": "2026-05-04"})
 	if s["payment_status"] != "paid" || saleNum(s["paid_cents"]) != 9000 || saleNum(s["remaining_cents"]) != 0 || len(saleList(s, "payments")) != 3 {
@@ -176,14 +177,14 @@ func TestSaleReversePayment(t *testing.T) {
 	}
 	e.ok(t, "GET", "/sales/"+id, nil)
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("invoice issue yielded %v", soTypes(evs))
+		t.Errorf("invoice issue yielded %v", testkit.Types(evs))
 	}
 	if r := e.Do(t, "POST", cancel, map[string]any{"reason": "estorno"}); r.Status != 409 {
 		t.Errorf("with an active invoice: %d %s", r.Status, r.Raw)
 	}
 	e.admin(t, "POST", "/invoices/"+inv["id"].(string)+"/cancel", nil)
 	if evs := e.events(t); len(evs) != 0 {
-		t.Errorf("invoice cancel yielded %v", soTypes(evs))
+		t.Errorf("invoice cancel yielded %v", testkit.Types(evs))
 	}
 	s = e.ok(t, "POST", cancel, map[string]any{"reason": "estorno"})
 	p := saleList(s, "payments")[0]
@@ -196,8 +197,8 @@ func TestSaleReversePayment(t *testing.T) {
 		}
 	}
 	evs := e.events(t)
-	if !slices.Contains(soTypes(evs), "sale.updated") || slices.Contains(soTypes(evs), "sale.paid") {
-		t.Errorf("reversal events: %v", soTypes(evs))
+	if !slices.Contains(testkit.Types(evs), "sale.updated") || slices.Contains(testkit.Types(evs), "sale.paid") {
+		t.Errorf("reversal events: %v", testkit.Types(evs))
 	}
 	for _, x := range saleList(e.ok(t, "GET", "/sales/"+id, nil), "finance_transactions") {
 		if x["payment_id"] == payID && x["status"] != "canceled" {

@@ -2,6 +2,8 @@ package public_test
 
 import (
 	"testing"
+
+	"oficina/ops/testkit"
 )
 
 // 2.6, 4.4 and 3.2: catalog items deduct stock through ledger movements
@@ -101,7 +103,7 @@ func TestDeleteProductClearsSaleItemsAndMovements(t *testing.T) {
 	}
 	evs := e.events(t)
 	if len(evs) != 1 || evs[0].Type != "product.deleted" || evs[0].Data.Object["id"] != p["id"] {
-		t.Fatalf("events: %v", soTypes(evs))
+		t.Fatalf("events: %v", testkit.Types(evs))
 	}
 	item := saleList(e.ok(t, "GET", "/sales/"+s["id"].(string), nil), "items")[0]
 	if item["product_id"] != nil || item["variation_id"] != nil || item["name"] != "Vaso - Azul" || item["type"] != "catalog" {
@@ -132,7 +134,7 @@ func TestProductAndServiceEditsYieldUpdated(t *testing.T) {
 	e.admin(t, "PATCH", "/products/"+p["id"].(string), map[string]any{"name": "Mesa"})
 	evs := e.events(t)
 	if len(evs) != 2 || evs[0].Type != "product.updated" || evs[1].Type != "service.updated" {
-		t.Fatalf("events: %v", soTypes(evs))
+		t.Fatalf("events: %v", testkit.Types(evs))
 	}
 	if f := evs[0].Data.ChangedFields; len(f) != 1 || f[0] != "promotional_price_cents" {
 		t.Errorf("product changed_fields: %v", f)
@@ -165,7 +167,7 @@ func TestDroppedVariationUnlinksSaleItems(t *testing.T) {
 	e.events(t)
 	e.admin(t, "PATCH", "/products/"+p["id"].(string), map[string]any{"variations": []map[string]any{{"id": vs[0]["id"], "name": "P"}}})
 	if evs := e.events(t); len(evs) != 1 || evs[0].Type != "product.updated" {
-		t.Fatalf("events: %v", soTypes(evs))
+		t.Fatalf("events: %v", testkit.Types(evs))
 	}
 	item := saleList(e.ok(t, "GET", "/sales/"+s["id"].(string), nil), "items")[0]
 	if item["product_id"] != p["id"] || item["variation_id"] != nil || item["name"] != "Copo - G" {
