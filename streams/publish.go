@@ -327,8 +327,8 @@ func markPublished(ctx context.Context, tx bun.IDB, ms []outMsg, now time.Time) 
 // message; "" when there is nothing to mark. An event nobody subscribed to
 // has nothing more to do in Postgres (the firehose has it), so its row is
 // deleted; the others keep it for manual resends until the retention sweep.
-// Events and deliveries are marked by one statement (migration
-// plan_cached_writes; by key since mark_published_by_key).
+// Events and deliveries are marked by one statement
+// (sql/oficina_mark_published.sql, each row by its key).
 //
 // A mark lost in a crash only makes the relay publish again, which
 // JetStream's duplicate window drops: no need to wait for the WAL flush,

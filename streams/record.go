@@ -157,7 +157,7 @@ func build(w *Write, c Change) (r Recorded, skip bool, err error) {
 // insertEvents stores the events and, in the same statement, finds the
 // company's enabled endpoints subscribed to each type ("*", the type, or its
 // family wildcard: the same rule as Matches) and creates their deliveries
-// (migration plan_cached_writes: a function, so its plan is kept). Endpoints
+// (sql/oficina_record_events.sql: a function, so its plan is kept). Endpoints
 // added or enabled later get nothing. Delivery ids come from a pool made in
 // Go, assigned in endpoint order; a match beyond the pool comes back without
 // an id and is inserted by a second statement, which a company with no more

@@ -197,8 +197,8 @@ var ErrLive = errors.New("idempotency: the key already has a stored answer")
 // Save stores rec in tx, replacing an expired record of the same key (its
 // 24 hours are over, so the key creates again). A live record in the way
 // is ErrLive, and tx stays usable. It runs on every idempotent write, so its
-// statement is a function whose plan PostgreSQL keeps (migration
-// plan_cached_writes).
+// statement is a function whose plan PostgreSQL keeps
+// (sql/oficina_idempotency_save.sql).
 func Save(ctx context.Context, tx bun.IDB, rec *Record) error {
 	headers, body, err := stored(rec)
 	if err != nil {

@@ -28,7 +28,7 @@ func Next(ctx context.Context, tx bun.IDB, companyID, name string) (int64, error
 // numbers come back in the order of names, and the rows are locked in that
 // order (writers of the same kind pass the same order, so they cannot
 // deadlock). The statement is a function whose plan PostgreSQL keeps
-// (migration plan_cached_counters_stock).
+// (sql/oficina_next_numbers.sql).
 func NextAll(ctx context.Context, tx bun.IDB, companyID string, names ...string) ([]int64, error) {
 	var ns []int64
 	err := tx.NewRaw("SELECT oficina_next_numbers(?, ?)", companyID, pgdialect.Array(names)).Scan(ctx, pgdialect.Array(&ns))

@@ -96,7 +96,7 @@ func loadContext(ctx context.Context, tx bun.IDB, companyID string) (*companyCon
 // of techs are active technicians of the company and the automatic
 // checklists of typeID (those without a type, and those of typeID). It runs
 // on every creation, so its query is a function whose plan PostgreSQL keeps
-// (migration plan_cached_writes).
+// (sql/oficina_order_context.sql).
 func loadCreationContext(ctx context.Context, tx bun.IDB, companyID string, typeID *string, techs []string) (*companyContext, error) {
 	c := new(companyContext)
 	err := tx.NewRaw(`SELECT * FROM oficina_order_context(?, ?, ?)`, companyID, pgdialect.Array(techs), typeID).Scan(ctx, c)

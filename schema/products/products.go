@@ -143,7 +143,7 @@ func Lookup(ctx context.Context, tx bun.IDB, productIDs, variationIDs []string) 
 		variationIDs = []string{}
 	}
 	// A function, so PostgreSQL keeps the plan of a query every sale runs
-	// (migration plan_cached_counters_stock).
+	// (sql/oficina_product_lookup.sql).
 	var rows []Row
 	err := tx.NewRaw("SELECT * FROM oficina_product_lookup(?, ?)", pgdialect.Array(productIDs), pgdialect.Array(variationIDs)).
 		Scan(ctx, &rows)

@@ -127,8 +127,8 @@ func Move(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, rea
 
 // Apply is Move without storing the movements: the caller inserts them
 // (sales batch them with the rest of their write). The stock rows are
-// changed in Merge's order by one call of a function (migration
-// plan_cached_counters_stock): one round trip, and a plan PostgreSQL keeps.
+// changed in Merge's order by one call of a function
+// (sql/oficina_move_stock.sql): one round trip, and a plan PostgreSQL keeps.
 func Apply(ctx context.Context, tx bun.IDB, companyID string, deltas []Delta, reason string, saleID *string, now time.Time) ([]MovementRow, error) {
 	deltas = Merge(deltas)
 	if len(deltas) == 0 {

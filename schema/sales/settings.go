@@ -64,7 +64,7 @@ type companyContext struct {
 }
 
 // loadContext reads it; every sale write does, so the query is a function
-// whose plan PostgreSQL keeps (migration plan_cached_writes).
+// whose plan PostgreSQL keeps (sql/oficina_sale_context.sql).
 func loadContext(ctx context.Context, tx bun.IDB, companyID string) (*companyContext, error) {
 	c := new(companyContext)
 	if err := tx.NewRaw(`SELECT * FROM oficina_sale_context(?)`, companyID).Scan(ctx, c); err != nil {

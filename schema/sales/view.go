@@ -182,7 +182,7 @@ func Load(ctx context.Context, tx bun.IDB, id string, o LoadOptions) (*Row, erro
 // Read is GET /sales/{id} without finance: the sale of companyID read by
 // one statement on the pool, outside any transaction — a function that
 // scopes its own implicit transaction to the company before reading
-// (migration sale_read_statement), so row-level security applies as in
+// (sql/oficina_sale_get.sql), so row-level security applies as in
 // tenant.Tx at a third of the round trips. A malformed or another company's
 // id is 404.
 func Read(ctx context.Context, pool *bun.DB, companyID, id string) (*Row, error) {
