@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 )
 
@@ -150,9 +151,9 @@ type Rotation struct {
 // old key keeps working until then; with 0 it stops now. Rotation never hits
 // the active-key limit.
 func RotateKey(ctx context.Context, tx bun.IDB, id string, grace time.Duration, now time.Time) (*Rotation, error) {
-	old := new(APIKey)
-	if err := tx.NewSelect().Model(old).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	old, err := db.ByID[APIKey](ctx, tx, "key", id, true)
+	if err != nil {
+		return nil, err
 	}
 	if grace < 0 {
 		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
@@ -224,9 +225,9 @@ func RevokeKey(ctx context.Context, tx bun.IDB, id, reason string, now time.Time
 	if reason != RevokedManually && reason != RevokedExposed {
 		return nil, apierr.Invalid("reason", "invalid_value")
 	}
-	k := new(APIKey)
-	if err := tx.NewSelect().Model(k).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	k, err := db.ByID[APIKey](ctx, tx, "key", id, true)
+	if err != nil {
+		return nil, err
 	}
 	if k.RevokedAt != nil {
 		return k, nil

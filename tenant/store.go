@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
+	"oficina/schema/db"
 	"oficina/schema/field"
 	"oficina/schema/ids"
 )
@@ -116,18 +117,14 @@ func CreateCompany(ctx context.Context, db bun.IDB, in CompanyInput, now time.Ti
 
 // GetCompany reads a company inside its transaction.
 func GetCompany(ctx context.Context, tx bun.IDB, id string) (*Company, error) {
-	c := new(Company)
-	if err := tx.NewSelect().Model(c).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return c, nil
+	return db.ByID[Company](ctx, tx, "co", id, false)
 }
 
 // UpdateCompany changes a company.
 func UpdateCompany(ctx context.Context, tx bun.IDB, id string, in CompanyInput, now time.Time) (*Company, error) {
-	c := new(Company)
-	if err := tx.NewSelect().Model(c).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	c, err := db.ByID[Company](ctx, tx, "co", id, true)
+	if err != nil {
+		return nil, err
 	}
 	if err := in.apply(c); err != nil {
 		return nil, err
@@ -213,9 +210,9 @@ func CreateMember(ctx context.Context, tx bun.IDB, companyID string, in MemberIn
 
 // UpdateMember changes a member.
 func UpdateMember(ctx context.Context, tx bun.IDB, id string, in MemberInput, now time.Time) (*Member, error) {
-	m := new(Member)
-	if err := tx.NewSelect().Model(m).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	m, err := db.ByID[Member](ctx, tx, "mem", id, true)
+	if err != nil {
+		return nil, err
 	}
 	if err := in.apply(m); err != nil {
 		return nil, err
@@ -229,11 +226,7 @@ func UpdateMember(ctx context.Context, tx bun.IDB, id string, in MemberInput, no
 
 // GetMember reads one member.
 func GetMember(ctx context.Context, tx bun.IDB, id string) (*Member, error) {
-	m := new(Member)
-	if err := tx.NewSelect().Model(m).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return m, nil
+	return db.ByID[Member](ctx, tx, "mem", id, false)
 }
 
 // ListMembers lists the company's members, oldest first.

@@ -12,6 +12,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 )
 
@@ -100,12 +101,9 @@ func Connect(ctx context.Context, tx bun.IDB, companyID string, in ConnectionInp
 
 // Disconnect stops mirroring to a connection; existing mirrors stay.
 func Disconnect(ctx context.Context, tx bun.IDB, id string, now time.Time) (*Connection, error) {
-	if !ids.Valid("cal", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	c := new(Connection)
-	if err := tx.NewSelect().Model(c).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	c, err := db.ByID[Connection](ctx, tx, "cal", id, true)
+	if err != nil {
+		return nil, err
 	}
 	c.Active, c.UpdatedAt = false, now
 	if _, err := tx.NewUpdate().Model(c).Column("active", "updated_at").WherePK().Exec(ctx); err != nil {

@@ -15,7 +15,6 @@ import (
 	"oficina/schema/apitime"
 	"oficina/schema/db"
 	"oficina/schema/field"
-	"oficina/schema/ids"
 	"oficina/streams"
 )
 
@@ -152,12 +151,5 @@ func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row,
 }
 
 func getForUpdate(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
-	if !ids.Valid("cli", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	c := new(Row)
-	if err := tx.NewSelect().Model(c).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return c, nil
+	return db.ByID[Row](ctx, tx, "cli", id, true)
 }

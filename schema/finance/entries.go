@@ -11,7 +11,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
-	"oficina/schema/ids"
+	"oficina/schema/db"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -78,16 +78,9 @@ func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in Financial
 // GetTransaction reads an entry of the transaction's company (404 for
 // another company's id).
 func GetTransaction(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*TransactionRow, error) {
-	if !ids.Valid("ftx", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	t := new(TransactionRow)
-	q := tx.NewSelect().Model(t).Where("id = ?", id)
-	if forUpdate {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	t, err := db.ByID[TransactionRow](ctx, tx, "ftx", id, forUpdate)
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 	"oficina/schema/page"
 )
@@ -94,9 +95,9 @@ func CreateType(ctx context.Context, tx bun.IDB, companyID string, in ServiceOrd
 
 // UpdateType changes a type.
 func UpdateType(ctx context.Context, tx bun.IDB, id string, in ServiceOrderTypeCreate, now time.Time) (ServiceOrderType, error) {
-	t := new(TypeRow)
-	if err := tx.NewSelect().Model(t).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-		return ServiceOrderType{}, apierr.NoRows(err)
+	t, err := db.ByID[TypeRow](ctx, tx, "sot", id, true)
+	if err != nil {
+		return ServiceOrderType{}, err
 	}
 	if err := in.apply(t); err != nil {
 		return ServiceOrderType{}, err

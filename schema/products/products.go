@@ -13,9 +13,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"oficina/schema/apierr"
 	"oficina/schema/apitime"
-	"oficina/schema/ids"
+	"oficina/schema/db"
 )
 
 // Row is a stored product.
@@ -112,16 +111,9 @@ func (p *Row) View() Product {
 
 // Get reads a product with its variations; forUpdate locks the product row.
 func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
-	if !ids.Valid("prd", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	p := new(Row)
-	q := tx.NewSelect().Model(p).Where("p.id = ?", id)
-	if forUpdate {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	p, err := db.ByID[Row](ctx, tx, "prd", id, forUpdate)
+	if err != nil {
+		return nil, err
 	}
 	if err := tx.NewSelect().Model(&p.Variations).Where("v.product_id = ?", id).
 		OrderExpr("v.position, v.id").Scan(ctx); err != nil {

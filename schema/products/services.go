@@ -11,6 +11,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/field"
 	"oficina/schema/ids"
 	"oficina/streams"
@@ -75,18 +76,7 @@ func (in *ServiceCreate) apply(s *ServiceRow) error {
 
 // GetService reads a service.
 func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*ServiceRow, error) {
-	if !ids.Valid("svc", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	s := new(ServiceRow)
-	q := tx.NewSelect().Model(s).Where("svc.id = ?", id)
-	if forUpdate {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
-	}
-	return s, nil
+	return db.ByID[ServiceRow](ctx, tx, "svc", id, forUpdate)
 }
 
 // CreateService adds a service and records service.created.

@@ -12,9 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"oficina/schema/apierr"
 	"oficina/schema/apitime"
-	"oficina/schema/ids"
+	"oficina/schema/db"
 )
 
 // Statuses (QuoteStatus).
@@ -116,16 +115,9 @@ func at(t *time.Time) *apitime.Time {
 
 // Get reads a quote; forUpdate locks it (conversions).
 func Get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
-	if !ids.Valid("quo", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	q := new(Row)
-	sel := tx.NewSelect().Model(q).Where("id = ?", id)
-	if forUpdate {
-		sel = sel.For("UPDATE")
-	}
-	if err := sel.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	q, err := db.ByID[Row](ctx, tx, "quo", id, forUpdate)
+	if err != nil {
+		return nil, err
 	}
 	return q, nil
 }

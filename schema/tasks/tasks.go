@@ -15,6 +15,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 	"oficina/streams"
 	"oficina/tenant"
@@ -232,16 +233,9 @@ func Get(ctx context.Context, tx bun.IDB, id string) (*Row, error) {
 
 // get reads a task, locked for the write when forUpdate.
 func get(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Row, error) {
-	if !ids.Valid("tsk", id) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	r := new(Row)
-	q := tx.NewSelect().Model(r).Where("id = ?", id)
-	if forUpdate {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	r, err := db.ByID[Row](ctx, tx, "tsk", id, forUpdate)
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
 }
