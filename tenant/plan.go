@@ -44,3 +44,24 @@ func (p Plan) MonthlyRecordQuota() *int {
 	}
 	return nil
 }
+
+// MaxOwnQuota bounds the monthly quota a company sets itself (the columns
+// are 32-bit integers).
+const MaxOwnQuota = 100_000_000
+
+// OwnQuotaInRange reports whether a company's own quota is within
+// 0..MaxOwnQuota; nil (the plan's) is.
+func OwnQuotaInRange(own *int) bool { return own == nil || *own >= 0 && *own <= MaxOwnQuota }
+
+// EffectiveMonthlyQuota is a company's monthly quota of orders or of sales
+// on plan p: none when it is set unlimited, its own when it set one, else
+// the plan's (nil: none).
+func (p Plan) EffectiveMonthlyQuota(own *int, unlimited bool) *int {
+	switch {
+	case unlimited:
+		return nil
+	case own != nil:
+		return own
+	}
+	return p.MonthlyRecordQuota()
+}

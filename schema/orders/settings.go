@@ -39,14 +39,6 @@ var RequirableFields = []string{
 	"support_technician_ids", "scheduled_start", "scheduled_end", "internal_notes", "items",
 }
 
-// maxQuota bounds a company's own quota (the column is a 32-bit integer).
-const maxQuota = 100_000_000
-
-// DefaultMonthlyQuota is the plan's monthly order quota, nil for none.
-func DefaultMonthlyQuota(p tenant.Plan) *int {
-	return p.MonthlyRecordQuota()
-}
-
 // Settings are a company's order settings (dashboard).
 type Settings struct {
 	bun.BaseModel `bun:"table:service_order_settings"`
@@ -108,13 +100,7 @@ func loadCreationContext(ctx context.Context, tx bun.IDB, companyID string, type
 
 // quota is the effective monthly quota, nil when unlimited.
 func (c *companyContext) quota() *int {
-	switch {
-	case c.OrderQuotaUnlimited:
-		return nil
-	case c.MonthlyOrderQuota != nil:
-		return c.MonthlyOrderQuota
-	}
-	return DefaultMonthlyQuota(c.Plan)
+	return c.Plan.EffectiveMonthlyQuota(c.MonthlyOrderQuota, c.OrderQuotaUnlimited)
 }
 
 var locations sync.Map // IANA name → *time.Location (LoadLocation reads disk)
@@ -232,7 +218,7 @@ func UpdateSettings(ctx context.Context, tx bun.IDB, companyID string, in Settin
 	}
 	if in.MonthlyOrderQuota.Set {
 		s.MonthlyOrderQuota = in.MonthlyOrderQuota.Ptr()
-		if s.MonthlyOrderQuota != nil && (*s.MonthlyOrderQuota < 0 || *s.MonthlyOrderQuota > maxQuota) {
+		if !tenant.OwnQuotaInRange(s.MonthlyOrderQuota) {
 			f.Add("monthly_order_quota", errOutOfRange)
 		}
 	}

@@ -16,14 +16,6 @@ import (
 // NumberSequence is the numbering sequence of sale numbers.
 const NumberSequence = "sale"
 
-// maxQuota bounds a company's own quota (the column is a 32-bit integer).
-const maxQuota = 100_000_000
-
-// DefaultMonthlyQuota is the plan's monthly sale quota, nil for none.
-func DefaultMonthlyQuota(p tenant.Plan) *int {
-	return p.MonthlyRecordQuota()
-}
-
 // Settings are a company's sales settings (dashboard).
 type Settings struct {
 	bun.BaseModel `bun:"table:sales_settings"`
@@ -75,13 +67,7 @@ func loadContext(ctx context.Context, tx bun.IDB, companyID string) (*companyCon
 
 // quota is the effective monthly quota, nil when unlimited.
 func (c *companyContext) quota() *int {
-	switch {
-	case c.SaleQuotaUnlimited:
-		return nil
-	case c.MonthlySaleQuota != nil:
-		return c.MonthlySaleQuota
-	}
-	return DefaultMonthlyQuota(c.Plan)
+	return c.Plan.EffectiveMonthlyQuota(c.MonthlySaleQuota, c.SaleQuotaUnlimited)
 }
 
 func (c *companyContext) view() SettingsView {
@@ -131,7 +117,7 @@ func SetSettings(ctx context.Context, tx bun.IDB, companyID string, in SettingsI
 	}
 	if in.MonthlySaleQuota.Set {
 		c.MonthlySaleQuota = in.MonthlySaleQuota.Ptr()
-		if q := c.MonthlySaleQuota; q != nil && (*q < 0 || *q > maxQuota) {
+		if !tenant.OwnQuotaInRange(c.MonthlySaleQuota) {
 			return SettingsView{}, apierr.Invalid("monthly_sale_quota", "out_of_range")
 		}
 	}
