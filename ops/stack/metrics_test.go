@@ -114,7 +114,8 @@ func TestEachProcessExposesItsPipelineMetrics(t *testing.T) {
 		cfg.ExtraCAFile = caFile
 		return cfg
 	}
-	quiet := slog.New(slog.DiscardHandler)
+	// Warnings (a relay round's error) reach the test's output.
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// serve relays and mails no company of this test: what the relay
 	// publishes for co is the relay process's.
 	serve := process(t, "serve", func(ctx context.Context, ready func(stack.Addrs)) error {
@@ -197,10 +198,21 @@ func TestEachProcessExposesItsPipelineMetrics(t *testing.T) {
 		WHERE company_id = ? AND published_at IS NULL`, co.Company.ID); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "the relay to publish it", func() bool {
+	if !testkit.Poll(time.Minute, 10*time.Millisecond, func() bool {
 		n, _ := testkit.ScrapeMetrics(t, "http://"+relay.Metrics+"/metrics", "").Value("oficina_relay_published_total")
 		return n >= 3
-	})
+	}) {
+		var rows []struct {
+			T   string     `bun:"t"`
+			ID  string     `bun:"id"`
+			At  time.Time  `bun:"created_at"`
+			Pub *time.Time `bun:"published_at"`
+		}
+		_ = testkit.OwnerDB(t).NewRaw(`SELECT 'e' AS t, id, created_at, published_at FROM event_outbox WHERE company_id = ?
+			UNION ALL SELECT 'd', id, created_at, published_at FROM webhook_deliveries WHERE company_id = ?`, co.Company.ID, co.Company.ID).Scan(t.Context(), &rows)
+		// What the relay had to publish, for whoever reads a failure.
+		t.Fatalf("the relay published nothing within a minute; the company's rows %+v at %v", rows, time.Now())
+	}
 
 	ds := scrapeDispatch()
 	testkit.LintMetrics(t, "dispatch", ds.Text)
