@@ -18,14 +18,7 @@ import (
 // 3.1 document, and docs/openapi.json is the current one (make openapi).
 func TestOpenAPIDocumentIsGeneratedAndCurrent(t *testing.T) {
 	t.Parallel()
-	s, err := public.New(public.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(s.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, raw := loadDocument(t)
 	if err := doc.Validate(context.Background()); err != nil {
 		t.Errorf("the document is not valid OpenAPI 3.1: %v", err)
 	}
@@ -38,7 +31,7 @@ func TestOpenAPIDocumentIsGeneratedAndCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(bytes.TrimSpace(onDisk), bytes.TrimSpace(s.OpenAPI())) {
+	if !bytes.Equal(bytes.TrimSpace(onDisk), bytes.TrimSpace(raw)) {
 		t.Error("docs/openapi.json is stale: run make openapi")
 	}
 }
@@ -47,14 +40,7 @@ func TestOpenAPIDocumentIsGeneratedAndCurrent(t *testing.T) {
 // MaxSecretGrace, as rotate_secret checks.
 func TestDocumentedBoundsAreTheServers(t *testing.T) {
 	t.Parallel()
-	s, err := public.New(public.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(s.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, _ := loadDocument(t)
 	g := doc.Components.Schemas["WebhookSecretRotation"].Value.Properties["grace_period_seconds"].Value
 	if g.Min == nil || *g.Min != 0 || g.Max == nil || *g.Max != webhooks.MaxSecretGrace.Seconds() {
 		t.Errorf("grace_period_seconds bounds %v..%v, the server takes 0..%v", g.Min, g.Max, webhooks.MaxSecretGrace.Seconds())
@@ -66,14 +52,7 @@ func TestDocumentedBoundsAreTheServers(t *testing.T) {
 // out of the box; https stays listed for production.
 func TestServerDefaultsToWhatMakeRunServes(t *testing.T) {
 	t.Parallel()
-	s, err := public.New(public.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(s.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, _ := loadDocument(t)
 	if len(doc.Servers) != 1 {
 		t.Fatalf("servers: %d", len(doc.Servers))
 	}
@@ -88,4 +67,20 @@ func TestServerDefaultsToWhatMakeRunServes(t *testing.T) {
 	if scheme := srv.Variables["scheme"]; scheme == nil || !slices.Contains(scheme.Enum, "https") {
 		t.Errorf("https is not offered: %+v", scheme)
 	}
+}
+
+// loadDocument builds the server's OpenAPI document and loads it; raw is
+// the document as served.
+func loadDocument(t *testing.T) (doc *openapi3.T, raw []byte) {
+	t.Helper()
+	s, err := public.New(public.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = s.OpenAPI()
+	doc, err = openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, raw
 }
