@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -142,40 +141,23 @@ func (d devProcess) start(secretKeys, key string) *runningDev {
 	cfg.SecretKeys = secretKeys
 	cfg.AllowPrivateDestinations = "127.0.0.1/32"
 	cfg.ExtraCAFile = d.caFile
-	var out, logs syncBuf
+	var out, logs testkit.SyncBuffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("dev log (keys %s…):\n%s", secretKeys[:2], logs.String())
 		}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan stack.Addrs, 1), make(chan error, 1)
-	go func() {
-		done <- stack.Run(ctx, stack.Options{Config: cfg, Embedded: true, Seed: key == "", Out: &out,
-			Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func(a stack.Addrs) { ready <- a }})
-	}()
+	ready := make(chan stack.Addrs, 1)
 	r := &runningDev{t: t}
-	stopped := false
-	r.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dev stopped: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("dev did not stop")
-		}
-	}
-	t.Cleanup(r.stop)
+	var exited <-chan error
+	r.stop, exited = testkit.Stoppable(t, "dev", func(ctx context.Context) error {
+		return stack.Run(ctx, stack.Options{Config: cfg, Embedded: true, Seed: key == "", Out: &out,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func(a stack.Addrs) { ready <- a }})
+	})
 	select {
 	case a := <-ready:
 		r.public, r.admin = a.Public, a.Admin
-	case err := <-done:
+	case err := <-exited:
 		t.Fatalf("dev: %v\n%s", err, out.String())
 	case <-time.After(60 * time.Second):
 		t.Fatal("dev not ready")
@@ -369,15 +351,6 @@ func scan(t *testing.T, ownerURL, dataDir string, secrets, keyEntries []string) 
 		t.Fatalf("JetStream store: %d files, %v", files, err)
 	}
 }
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-
-func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // lead is a lead capture without a task: one client.created event.
 func lead(name string) map[string]any {

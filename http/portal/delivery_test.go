@@ -166,9 +166,7 @@ func TestTheEndpointFormShowsEveryFieldsErrorAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "manage_endpoints"))
-	csrf := b.csrf(t)
+	b, csrf := e.signIn(t, "manage_endpoints")
 	msg := func(code string) string {
 		f, ok := apierr.Default.Field(code)
 		if !ok {

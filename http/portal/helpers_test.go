@@ -75,6 +75,15 @@ type browser struct {
 	base string
 }
 
+// signIn is a browser signed in to the portal with a session of caps, and
+// the session's CSRF token.
+func (e *env) signIn(t *testing.T, caps ...string) (*browser, string) {
+	t.Helper()
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, caps...))
+	return b, b.csrf(t)
+}
+
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)

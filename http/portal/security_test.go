@@ -265,9 +265,7 @@ func TestTheRotationGracePeriodHasTheAPIsBounds(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "manage_endpoints"))
-	csrf := b.csrf(t)
+	b, csrf := e.signIn(t, "manage_endpoints")
 	for _, grace := range []string{"18446744074", "-1", "604801", "99999999999999999999", "1.5", "day"} {
 		p := b.post(t, "/portal/endpoints/"+ep+"/rotate", url.Values{"csrf": {csrf}, "grace": {grace}})
 		if p.status != http.StatusUnprocessableEntity || strings.Contains(p.body, "whsec_") {
@@ -295,9 +293,7 @@ func TestASecretIsNotRevealedWhileTheCompanysAPIIsOff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "view_secret"))
-	csrf := b.csrf(t)
+	b, csrf := e.signIn(t, "view_secret")
 	reveal := func() page { return b.post(t, "/portal/endpoints/"+ep+"/reveal", url.Values{"csrf": {csrf}}) }
 	if p := reveal(); p.status != 200 || !strings.Contains(p.body, "whsec_") {
 		t.Fatalf("reveal with the API on: %d", p.status)

@@ -1,7 +1,6 @@
 package natsauth_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -32,7 +31,7 @@ func TestRestartedDispatcherTakesItsPartitionsAtOnce(t *testing.T) {
 
 	first := runDispatcher(t, ns, partitions)
 	first.waitOwned(t, partitions, 20*time.Second)
-	first.stop(t)
+	first.stop()
 
 	start := time.Now()
 	second := runDispatcher(t, ns, partitions)
@@ -52,7 +51,7 @@ func TestRestartedDispatcherTakesItsPartitionsAtOnce(t *testing.T) {
 type dispatcherRun struct {
 	user user
 	d    *dispatch.Dispatcher
-	stop func(t *testing.T)
+	stop func()
 }
 
 func runDispatcher(t *testing.T, ns *testkit.SecureNATS, partitions int) *dispatcherRun {
@@ -63,26 +62,7 @@ func runDispatcher(t *testing.T, ns *testkit.SecureNATS, partitions int) *dispat
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stopped := false
-	stop := func(t *testing.T) {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dispatcher: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the dispatcher did not stop")
-		}
-	}
-	t.Cleanup(func() { stop(t) })
+	stop, _ := testkit.Stoppable(t, "dispatcher", d.Run)
 	return &dispatcherRun{user: u, d: d, stop: stop}
 }
 

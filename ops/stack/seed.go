@@ -63,7 +63,7 @@ func seed(ctx context.Context, db *bun.DB, bus *tenant.Bus, dataDir string) (*de
 		}
 		var active []tenant.APIKey
 		for _, k := range keys {
-			if k.Name == "demo" && k.RevokedAt == nil && (k.ExpiresAt == nil || k.ExpiresAt.After(now)) {
+			if k.Name == "demo" && k.Active(now) {
 				active = append(active, k)
 			}
 		}
