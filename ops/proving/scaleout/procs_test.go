@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,21 +37,10 @@ const partitions = 16
 // processLog collects the warnings of the in-process API stacks and
 // dispatchers; they are printed when the test fails (and, shortened, with
 // -v), so a run under faults shows what each part went through.
-type processLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *processLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type processLog struct{ testkit.SyncBuffer }
 
 func (l *processLog) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := strings.TrimSpace(l.b.String())
+	s := strings.TrimSpace(l.String())
 	if s == "" {
 		return nil
 	}
