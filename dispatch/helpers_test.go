@@ -127,12 +127,12 @@ func recordDelivery(t *testing.T, co *testkit.Company, ep *webhooks.Row, eventTy
 		EventID: ev.ID, EventType: eventType, Kind: streams.KindEvent, Body: body}
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		row := &streams.OutboxEvent{ID: ev.ID, CompanyID: co.Company.ID, Type: eventType, Body: body, OccurredAt: now,
-			HasDeliveries: true, PublishedAt: &now, CreatedAt: now}
+			HasDeliveries: true, CreatedAt: now}
 		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 			return err
 		}
 		d := &streams.Delivery{ID: dm.DeliveryID, CompanyID: co.Company.ID, EndpointID: ep.ID, EventID: ev.ID,
-			EventType: eventType, Kind: streams.KindEvent, Status: streams.StatusPending, PublishedAt: &now,
+			EventType: eventType, Kind: streams.KindEvent, Status: streams.StatusPending,
 			CreatedAt: now, UpdatedAt: now}
 		_, err := tx.NewInsert().Model(d).Exec(ctx)
 		return err

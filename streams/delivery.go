@@ -54,7 +54,6 @@ type Delivery struct {
 	LastAttemptAt      *time.Time `bun:"last_attempt_at"`
 	NextAttemptAt      *time.Time `bun:"next_attempt_at"`
 	CompletedAt        *time.Time `bun:"completed_at"`
-	PublishedAt        *time.Time `bun:"published_at"`
 	CreatedAt          time.Time  `bun:"created_at"`
 	UpdatedAt          time.Time  `bun:"updated_at"`
 }
@@ -110,11 +109,11 @@ func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorde
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
 	}
 	now := w.wall()
+	// Deliveries only: a ping is never published on EVENTS.
 	r := Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: PingType, Body: body, DeliveriesOnly: true,
-		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: endpointID}}}
-	// published_at is set at once: there is nothing to publish on EVENTS.
+		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: endpointID}}, at: now}
 	row := &OutboxEvent{ID: r.ID, CompanyID: r.CompanyID, Type: r.Type, Body: body, OccurredAt: w.At.UTC(),
-		HasDeliveries: true, PublishedAt: &now, CreatedAt: now}
+		HasDeliveries: true, CreatedAt: now}
 	if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
 	}
@@ -122,7 +121,9 @@ func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorde
 	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping delivery: %w", err)
 	}
-	w.add(r)
+	if err := w.add(ctx, tx, r); err != nil {
+		return Recorded{}, err
+	}
 	return r, nil
 }
 
@@ -140,12 +141,14 @@ func Resend(ctx context.Context, tx bun.IDB, w *Write, orig *Delivery) (*Deliver
 	}
 	now := w.wall()
 	r := Recorded{ID: ev.ID, CompanyID: ev.CompanyID, Type: ev.Type, Body: ev.Body, DeliveriesOnly: true,
-		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: orig.EndpointID}}}
+		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: orig.EndpointID}}, at: now}
 	d := newDelivery(r.Deliveries[0], r, KindResend, now)
 	d.ResendOf = &orig.ID
 	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("streams: resend %s: %w", orig.ID, err)
 	}
-	w.add(r)
+	if err := w.add(ctx, tx, r); err != nil {
+		return nil, err
+	}
 	return &d, nil
 }

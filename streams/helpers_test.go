@@ -50,6 +50,33 @@ func record(t testing.TB, co *testkit.Company, w *streams.Write, changes ...stre
 	return out
 }
 
+// running starts pub's heartbeat for the test and waits until it vouches
+// for writes.
+func running(t testing.TB, pub *streams.Publisher) *streams.Publisher {
+	t.Helper()
+	testkit.Background(t, "publisher", pub.Run)
+	testkit.Eventually(t, "the publisher to vouch for writes", pub.Vouching)
+	return pub
+}
+
+// tracked records changes in an API write unit of co that pub publishes
+// after commit.
+func tracked(t testing.TB, co *testkit.Company, pub streams.AfterCommitter, changes ...streams.Change) []streams.Recorded {
+	t.Helper()
+	var out []streams.Recorded
+	wr := streams.Writer{DB: co.DB, Publisher: pub}
+	err := wr.Run(context.Background(), streams.Unit{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}},
+		func(ctx context.Context, w *streams.Write) error {
+			var err error
+			out, err = streams.Record(ctx, w.Tx, w, changes...)
+			return err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // outbox is the company's event_outbox, oldest first.
 func outbox(t testing.TB, co *testkit.Company) []streams.OutboxEvent {
 	t.Helper()

@@ -48,11 +48,11 @@ func TestEverySubscribedEndpointGetsOneDeliveryBeyondTheIDPool(t *testing.T) {
 	}
 }
 
-// DESIGN "a write, end to end" item 4: once JetStream has what a write
-// recorded, the publisher marks all of it — events with deliveries keep
-// their row (for resends) stamped published, firehose-only events leave,
-// deliveries are stamped — so the relay has nothing left to send.
-func TestPublishMarksEverythingItSent(t *testing.T) {
+// DESIGN "a write, end to end" item 4, decision 0029: no row is marked
+// published. A write no publisher vouches for puts what it recorded in the
+// backlog; once JetStream has it, Publish takes it out, so the relay has
+// nothing left to send, and the log's rows are as they were written.
+func TestPublishTakesWhatItSentOutOfTheBacklog(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
 	js := testkit.JetStream(t, jsconfig.Config{})
@@ -63,15 +63,24 @@ func TestPublishMarksEverythingItSent(t *testing.T) {
 	if len(rs) != 2 || len(rs[0].Deliveries) != 1 || len(rs[1].Deliveries) != 0 {
 		t.Fatalf("recorded %+v", rs)
 	}
+	want := []string{rs[0].ID, rs[1].ID, rs[0].Deliveries[0].ID}
+	slices.Sort(want)
+	if got := co.Backlog(t); !slices.Equal(got, want) {
+		t.Fatalf("backlog before publish %v, want %v", got, want)
+	}
 	if err := streams.NewPublisher(co.DB, js, nil).Publish(context.Background(), rs); err != nil {
 		t.Fatal(err)
 	}
-	evs := outbox(t, co)
-	if len(evs) != 1 || evs[0].ID != rs[0].ID || evs[0].PublishedAt == nil {
-		t.Fatalf("outbox after publish %+v", evs)
+	if got := co.Backlog(t); len(got) != 0 {
+		t.Fatalf("backlog after publish %v, want none", got)
 	}
-	ds := deliveries(t, co)
-	if len(ds) != 1 || ds[0].PublishedAt == nil {
+	if evs := outbox(t, co); len(evs) != 2 {
+		t.Fatalf("outbox after publish %+v, want both events kept", evs)
+	}
+	if ds := deliveries(t, co); len(ds) != 1 {
 		t.Fatalf("deliveries after publish %+v", ds)
+	}
+	if got := stored(t, js, jsconfig.EventsStream, ">"); len(got) != 2 {
+		t.Fatalf("EVENTS holds %v, want both events", got)
 	}
 }

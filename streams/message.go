@@ -99,7 +99,7 @@ func messages(rs []Recorded) ([]outMsg, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, outMsg{msg: m, company: r.CompanyID, eventID: r.ID})
+			out = append(out, outMsg{msg: m, entry: BacklogEntry{CompanyID: r.CompanyID, ID: r.ID, Kind: BacklogEvent, CreatedAt: r.at}})
 		}
 		kind := KindEvent
 		switch {
@@ -114,16 +114,15 @@ func messages(rs []Recorded) ([]outMsg, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, outMsg{msg: m, company: r.CompanyID, deliveryID: d.ID})
+			out = append(out, outMsg{msg: m, entry: BacklogEntry{CompanyID: r.CompanyID, ID: d.ID, Kind: BacklogDelivery, CreatedAt: r.at}})
 		}
 	}
 	return out, nil
 }
 
-// outMsg is one message to publish and the row it marks published.
+// outMsg is one message to publish and the backlog entry that stands for
+// it until JetStream has it.
 type outMsg struct {
-	msg        *nats.Msg
-	company    string
-	eventID    string // set for EVENTS messages
-	deliveryID string // set for DELIVERIES messages
+	msg   *nats.Msg
+	entry BacklogEntry
 }

@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +35,10 @@ func connectJS(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
 }
 
 // Issue 15 item 6: a NATS that accepts messages but does not acknowledge
-// them does not hold the write: AfterCommit returns while the
-// acknowledgements are still outstanding, and they are awaited (and the
-// rows marked) in the background once NATS answers.
+// them does not hold the write: the write returns while the
+// acknowledgements are still outstanding, and they are awaited in the
+// background once NATS answers. Acknowledged, they cost the database
+// nothing: no mark, no backlog (decision 0029).
 func TestAfterCommitDoesNotWaitForAnAcknowledgement(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
@@ -44,21 +46,21 @@ func TestAfterCommitDoesNotWaitForAnAcknowledgement(t *testing.T) {
 	proxy := testkit.NewProxy(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
 	_, js := connectJS(t, "nats://"+proxy.Addr())
 	endpoint(t, co, true, "client.*")
-	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_hung"}})
+	pub := running(t, streams.NewPublisher(co.DB, js, nil))
 	proxy.Pause()
-	streams.NewPublisher(co.DB, js, nil).AfterCommit(context.Background(), rs)
+	tracked(t, co, pub, streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_hung"}})
 	// Nothing can have been acknowledged: the proxy holds every byte.
 	if n := js.PublishAsyncPending(); n != 2 {
 		t.Fatalf("%d publishes outstanding when the write answered, want its 2 (event and delivery)", n)
 	}
-	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt != nil {
-		t.Fatalf("outbox %+v", ev)
-	}
 	proxy.Restore()
-	testkit.Eventually(t, "the background to mark the rows published", func() bool {
-		ev, ds := outbox(t, co), deliveries(t, co)
-		return len(ev) == 1 && ev[0].PublishedAt != nil && len(ds) == 1 && ds[0].PublishedAt != nil
-	})
+	pub.Wait()
+	if n := stored(t, js, jsconfig.EventsStream, ">"); len(n) != 1 {
+		t.Fatalf("EVENTS %v, want the event", n)
+	}
+	if got := co.Backlog(t); len(got) != 0 {
+		t.Fatalf("backlog %v, want none: JetStream acknowledged everything", got)
+	}
 }
 
 // Issue 15 item 6: while NATS is down a write sends nothing (not even into
@@ -71,21 +73,24 @@ func TestAfterCommitWhileNATSIsDownLeavesTheRowsToTheRelay(t *testing.T) {
 	ns := testkit.NewRestartableNATS(t)
 	nc, js := connectJS(t, ns.URL())
 	ep := endpoint(t, co, true, "client.*")
-	rs := record(t, co, write(co, streams.ActorAPI), streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_down"}})
-	ns.Stop()
-	testkit.Eventually(t, "the client to see NATS gone", func() bool { return !nc.IsConnected() })
 	pub := streams.NewPublisher(co.DB, js, nil)
 	var failed []string
 	pub.Failed = func(reason string) { failed = append(failed, reason) }
-	pub.AfterCommit(context.Background(), rs)
+	running(t, pub)
+	ns.Stop()
+	testkit.Eventually(t, "the client to see NATS gone", func() bool { return !nc.IsConnected() })
+	rs := tracked(t, co, pub, streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_down"}})
 	if n := js.PublishAsyncPending(); n != 0 {
 		t.Fatalf("%d publishes attempted while NATS was down, want none", n)
 	}
 	if len(failed) != 1 || failed[0] != streams.PublishDisconnected {
 		t.Fatalf("publisher's hook told %v, want one %s", failed, streams.PublishDisconnected)
 	}
-	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt != nil {
-		t.Fatalf("outbox %+v", ev)
+	pub.Wait()
+	want := []string{rs[0].ID, rs[0].Deliveries[0].ID}
+	slices.Sort(want)
+	if got := co.Backlog(t); !slices.Equal(got, want) {
+		t.Fatalf("backlog %v, want the event and its delivery %v", got, want)
 	}
 	ns.Start(t)
 	testkit.Eventually(t, "the client to reconnect", nc.IsConnected)
@@ -114,7 +119,7 @@ func TestAfterCommitWhileNATSIsDownLeavesTheRowsToTheRelay(t *testing.T) {
 	if n := stored(t, js, "DELIVERIES", "oficina.dlv.*."+co.Company.ID+".>"); n[deliverySubject(co.Company.ID, ep.ID)] != 1 {
 		t.Fatalf("DELIVERIES %v", n)
 	}
-	if ev := outbox(t, co); len(ev) != 1 || ev[0].PublishedAt == nil {
-		t.Fatalf("outbox after the relay %+v", ev)
+	if got := co.Backlog(t); len(got) != 0 {
+		t.Fatalf("backlog after the relay %v, want none", got)
 	}
 }

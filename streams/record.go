@@ -70,6 +70,8 @@ type Recorded struct {
 	// on EVENTS (a ping is not a fact; a resent event was published when
 	// it was recorded), only its deliveries.
 	DeliveriesOnly bool
+	// at is the rows' created_at: the write's wall clock.
+	at time.Time
 }
 
 // RecordedDelivery is a delivery row created with an event.
@@ -82,14 +84,13 @@ type RecordedDelivery struct {
 type OutboxEvent struct {
 	bun.BaseModel `bun:"table:event_outbox"`
 
-	ID            string     `bun:"id,pk"`
-	CompanyID     string     `bun:"company_id"`
-	Type          string     `bun:"type"`
-	Body          []byte     `bun:"body"`
-	OccurredAt    time.Time  `bun:"occurred_at"`
-	HasDeliveries bool       `bun:"has_deliveries"`
-	PublishedAt   *time.Time `bun:"published_at"`
-	CreatedAt     time.Time  `bun:"created_at"`
+	ID            string    `bun:"id,pk"`
+	CompanyID     string    `bun:"company_id"`
+	Type          string    `bun:"type"`
+	Body          []byte    `bun:"body"`
+	OccurredAt    time.Time `bun:"occurred_at"`
+	HasDeliveries bool      `bun:"has_deliveries"`
+	CreatedAt     time.Time `bun:"created_at"`
 }
 
 // Record stores the events of one write in tx (the write's own company
@@ -113,7 +114,9 @@ func Record(ctx context.Context, tx bun.IDB, w *Write, changes ...Change) ([]Rec
 	if err := insert(ctx, tx, w, out); err != nil {
 		return nil, err
 	}
-	w.add(out...)
+	if err := w.add(ctx, tx, out...); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -175,6 +178,7 @@ func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
 	evIDs, types, bodies := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	byID := make(map[string]*Recorded, len(rs))
 	for i := range rs {
+		rs[i].at = now
 		evIDs[i], types[i], bodies[i] = rs[i].ID, rs[i].Type, string(rs[i].Body)
 		byID[rs[i].ID] = &rs[i]
 	}

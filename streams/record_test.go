@@ -50,9 +50,10 @@ func TestDeliveriesOnlyForEnabledSubscribedEndpointsAtWriteTime(t *testing.T) {
 }
 
 // Spec 6.1 item 2 next to DESIGN's firehose: an event nobody subscribed to
-// is recorded for the firehose only (no delivery), and the publisher
-// removes it from Postgres once JetStream has it (docs/events.md).
-func TestEventWithoutSubscriberHasNoDeliveryAndLeavesPostgresOncePublished(t *testing.T) {
+// has no delivery; it is published on the firehose and, the log being
+// appended to only (decision 0029), kept like every event until its day is
+// dropped (docs/events.md).
+func TestEventWithoutSubscriberHasNoDeliveryAndIsKeptOncePublished(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
 	js := testkit.JetStream(t, jsconfig.Config{})
@@ -67,8 +68,11 @@ func TestEventWithoutSubscriberHasNoDeliveryAndLeavesPostgresOncePublished(t *te
 	if err := streams.NewPublisher(co.DB, js, nil).Publish(context.Background(), rs); err != nil {
 		t.Fatal(err)
 	}
-	if evs := outbox(t, co); len(evs) != 0 {
-		t.Fatalf("firehose-only event kept in Postgres: %+v", evs)
+	if evs := outbox(t, co); len(evs) != 1 || evs[0].ID != rs[0].ID {
+		t.Fatalf("outbox after publish %+v, want the event kept", evs)
+	}
+	if got := co.Backlog(t); len(got) != 0 {
+		t.Fatalf("backlog after publish %v, want none", got)
 	}
 	if n := stored(t, js, "EVENTS", "oficina.events."+co.Company.ID+".>"); n["oficina.events."+co.Company.ID+".sale.created"] != 1 {
 		t.Fatalf("EVENTS holds %v", n)

@@ -35,6 +35,11 @@ type Write struct {
 	// send them (a Write built around a test's own Tx runs them at once).
 	last     []string
 	atCommit bool
+	// tracked says a publisher vouches for the write's events (it publishes
+	// them after commit, or puts them in the backlog, or its lost window
+	// covers them); otherwise the write puts them in the backlog itself,
+	// for the relay (decision 0029).
+	tracked bool
 }
 
 // Events returns what the write recorded so far.
@@ -66,7 +71,15 @@ func (w *Write) Later(ctx context.Context, tx bun.IDB, q schema.QueryAppender) e
 	return nil
 }
 
-func (w *Write) add(rs ...Recorded) { w.events = append(w.events, rs...) }
+// add keeps rs for publishing after commit and, when no publisher vouches
+// for the write, puts them in the backlog with the write.
+func (w *Write) add(ctx context.Context, tx bun.IDB, rs ...Recorded) error {
+	w.events = append(w.events, rs...)
+	if w.tracked {
+		return nil
+	}
+	return w.Later(ctx, tx, addToBacklog(tx, entries(rs)))
+}
 
 func (w *Write) wall() time.Time {
 	if w.Wall != nil {
@@ -78,8 +91,19 @@ func (w *Write) wall() time.Time {
 // AfterCommitter publishes the events of a committed write (the
 // Publisher; the relay covers what it does not).
 type AfterCommitter interface {
-	AfterCommit(ctx context.Context, events []Recorded)
+	// Track is told a write is about to stamp its rows, at or after at
+	// on the write's wall clock. ok false: the publisher cannot vouch for
+	// them (not yet heard by the database), so the write puts its events
+	// in the backlog itself.
+	Track(at time.Time) (t Ticket, ok bool)
+	// AfterCommit publishes the events of the committed write t, or
+	// releases t when events is empty (nothing recorded, or rolled back).
+	AfterCommit(ctx context.Context, t Ticket, events []Recorded)
 }
+
+// Ticket is a write a publisher tracks, from before its rows are stamped
+// until they are published or in the backlog.
+type Ticket uint64
 
 // Writer runs write units: transaction, rules, commit, publish. The public
 // API, the admin API, the portal and the workers all write through it.
@@ -107,6 +131,10 @@ type Unit struct {
 // events. fn's error rolls everything back and is Run's error.
 func (wr *Writer) Run(ctx context.Context, u Unit, fn func(ctx context.Context, w *Write) error) error {
 	w := &Write{CompanyID: u.CompanyID, Actor: u.Actor, At: read(wr.Now), Wall: wr.Wall, atCommit: true}
+	var ticket Ticket
+	if wr.Publisher != nil {
+		ticket, w.tracked = wr.Publisher.Track(w.wall())
+	}
 	err := tenant.TxAround(ctx, wr.DB, u.CompanyID, u.First, func(ctx context.Context, tx bun.Tx) (string, error) {
 		w.Tx = tx
 		if err := fn(ctx, w); err != nil {
@@ -114,13 +142,14 @@ func (wr *Writer) Run(ctx context.Context, u Unit, fn func(ctx context.Context, 
 		}
 		return strings.Join(w.last, ";\n"), nil
 	})
-	if err != nil {
-		return err
+	if wr.Publisher != nil {
+		events := w.events
+		if err != nil {
+			events = nil
+		}
+		wr.Publisher.AfterCommit(context.WithoutCancel(ctx), ticket, events)
 	}
-	if wr.Publisher != nil && len(w.events) > 0 {
-		wr.Publisher.AfterCommit(context.WithoutCancel(ctx), w.events)
-	}
-	return nil
+	return err
 }
 
 func read(clock func() time.Time) time.Time {

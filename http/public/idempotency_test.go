@@ -27,7 +27,10 @@ type recordingPublisher struct {
 	events []streams.Recorded
 }
 
-func (p *recordingPublisher) AfterCommit(_ context.Context, es []streams.Recorded) {
+// Track vouches for every write: nothing goes to the backlog.
+func (p *recordingPublisher) Track(time.Time) (streams.Ticket, bool) { return 1, true }
+
+func (p *recordingPublisher) AfterCommit(_ context.Context, _ streams.Ticket, es []streams.Recorded) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.events = append(p.events, es...)

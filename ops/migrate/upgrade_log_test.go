@@ -98,9 +98,11 @@ func TestThePartitionedLogMigrationCarriesEveryRowOver(t *testing.T) {
 		// What each row said is kept: a resend still names its original, an attempt its details.
 		"SELECT count(*)::text FROM webhook_deliveries r JOIN webhook_deliveries o ON o.id = r.resend_of WHERE r.kind = 'resend' AND o.status = 'failed'":   "4",
 		"SELECT count(*)::text FROM webhook_attempts WHERE jsonb_exists(request_headers, 'webhook-id') AND duration_ms = 12 AND triggered_by = 'automatic'": "4",
-		"SELECT count(*)::text FROM event_outbox WHERE published_at IS NULL AND NOT has_deliveries":                                                         "4",
-		"SELECT count(*)::text FROM webhook_deliveries d JOIN event_outbox e ON e.id = d.event_id WHERE d.status = 'pending' AND d.published_at IS NULL":    "4",
-		"SELECT count(*)::text FROM webhook_recover_items i JOIN webhook_deliveries d ON d.id = i.delivery_id":                                              "4",
+		// What was not published yet waits in the backlog (decision 0029), and nothing else.
+		"SELECT count(*)::text FROM publish_backlog b JOIN event_outbox e ON e.id = b.id WHERE b.kind = 'event' AND NOT e.has_deliveries":          "4",
+		"SELECT count(*)::text FROM publish_backlog b JOIN webhook_deliveries d ON d.id = b.id WHERE b.kind = 'delivery' AND d.status = 'pending'": "4",
+		"SELECT count(*)::text FROM publish_backlog":                                                           "8",
+		"SELECT count(*)::text FROM webhook_recover_items i JOIN webhook_deliveries d ON d.id = i.delivery_id": "4",
 		// Row-level security still holds on the parents, owned by the log's own NOLOGIN role.
 		"SELECT string_agg(pg_get_userbyid(relowner) || ':' || relforcerowsecurity, ',') FROM pg_class WHERE relname IN ('event_outbox', 'webhook_deliveries', 'webhook_attempts')": "oficina_log_owner:true,oficina_log_owner:true,oficina_log_owner:true",
 	} {

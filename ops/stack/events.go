@@ -84,7 +84,10 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 	}
 	if js != nil {
 		e.recoveryPub = streams.NewPublisher(s.workers, js, s.log)
-		workers = append(workers, (&streams.Relay{Base: service.Base{Log: s.log}, DB: s.workers, JS: js, Only: only, Ran: s.metrics.RelayRan()}).Run,
+		// The publishers' heartbeats: they vouch for the writes they
+		// publish, so those cost no database write (decision 0029).
+		workers = append(workers, e.pub.Run, e.recoveryPub.Run,
+			(&streams.Relay{Base: service.Base{Log: s.log}, DB: s.workers, JS: js, Only: only, Ran: s.metrics.RelayRan()}).Run,
 			(&recovery.Runner{Base: service.Base{Log: s.log}, DB: s.workers, Publisher: e.recoveryPub, Only: only}).Run)
 	}
 	for _, run := range workers {
@@ -116,8 +119,8 @@ func (e *eventParts) stop() {
 	}
 	e.cancel()
 	e.wg.Wait()
-	// Publishes still awaiting their acknowledgement finish (and mark)
-	// before the pools close under them.
+	// Publishes still awaiting their acknowledgement finish (or go to
+	// the backlog) before the pools close under them.
 	for _, p := range []*streams.Publisher{e.pub, e.recoveryPub} {
 		if p != nil {
 			p.Wait()

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func (c *Company) LogDelivery(t testing.TB, endpointID, eventType, status string
 	out := LoggedDelivery{EventID: ev.ID, DeliveryID: streams.NewDeliveryID(at), Body: body}
 	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		row := &streams.OutboxEvent{ID: ev.ID, CompanyID: c.Company.ID, Type: eventType, Body: body, OccurredAt: at,
-			HasDeliveries: true, PublishedAt: &at, CreatedAt: at}
+			HasDeliveries: true, CreatedAt: at}
 		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 			return err
 		}
@@ -58,10 +59,38 @@ func (c *Company) LogResend(t testing.TB, endpointID string, of LoggedDelivery, 
 
 func (c *Company) insertDelivery(ctx context.Context, tx bun.Tx, id, endpointID, eventID, eventType, kind, status string, at time.Time) error {
 	d := &streams.Delivery{ID: id, CompanyID: c.Company.ID, EndpointID: endpointID, EventID: eventID, EventType: eventType,
-		Kind: kind, Status: status, PublishedAt: &at, CreatedAt: at, UpdatedAt: at}
+		Kind: kind, Status: status, CreatedAt: at, UpdatedAt: at}
 	if status != streams.StatusPending {
 		d.AttemptCount, d.LastAttemptAt, d.CompletedAt = 1, &at, &at
 	}
 	_, err := tx.NewInsert().Model(d).Exec(ctx)
 	return err
+}
+
+// Backlog returns the ids of the company's events and deliveries whose
+// publish is not known to have succeeded (publish_backlog, decision 0029),
+// in id order.
+func (c *Company) Backlog(t testing.TB) []string {
+	t.Helper()
+	var ids []string
+	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewSelect().Model((*streams.BacklogEntry)(nil)).Column("id").Order("id").Scan(ctx, &ids)
+	})
+	return ids
+}
+
+// AgeBacklog makes the company's backlog, and the log rows it names, by
+// older: as if a crash had left them there that long ago, past the
+// relay's minimum age.
+func (c *Company) AgeBacklog(t testing.TB, by time.Duration) {
+	t.Helper()
+	age := fmt.Sprintf("%d microseconds", by.Microseconds())
+	_, err := OwnerDB(t).ExecContext(context.Background(), `
+		WITH b AS (UPDATE publish_backlog SET created_at = created_at - ?0::interval WHERE company_id = ?1 RETURNING id),
+		     e AS (UPDATE event_outbox SET created_at = created_at - ?0::interval WHERE company_id = ?1 AND id IN (SELECT id FROM b) RETURNING 1)
+		UPDATE webhook_deliveries SET created_at = created_at - ?0::interval WHERE company_id = ?1 AND id IN (SELECT id FROM b)`,
+		age, c.Company.ID)
+	if err != nil {
+		t.Fatalf("testkit: age backlog: %v", err)
+	}
 }

@@ -27,8 +27,11 @@ func sqlState(err error) string {
 // name another company (the ? is that company's id where the function
 // takes one). Every such function in the catalogue needs its call here.
 var crossCompanyCalls = map[string]string{
-	"oficina_idempotency_expired":     "SELECT oficina_idempotency_expired(now(), 1)",
-	"oficina_unpublished_companies":   "SELECT oficina_unpublished_companies(now(), 1)",
+	"oficina_idempotency_expired": "SELECT oficina_idempotency_expired(now(), 1)",
+	"oficina_backlog_companies":   "SELECT oficina_backlog_companies(now(), 1)",
+	// Publishers silent since forever: none, so no other test's are
+	// handed over.
+	"oficina_publishers_lost":         "SELECT oficina_publishers_lost('-infinity', '0')",
 	"oficina_expired_companies":       "SELECT oficina_expired_companies(now(), 1)",
 	"oficina_mail_companies":          "SELECT oficina_mail_companies(now(), 1)",
 	"oficina_sales_overdue_companies": "SELECT oficina_sales_overdue_companies(now())",
@@ -52,6 +55,7 @@ var requestDoors = map[string]string{
 	"oficina_key_company":    "the key lookup: a key hash to its company, before any company is known",
 	"oficina_portal_company": "the portal's lookup: a link or session hash to its company",
 	"oficina_sale_get":       "scopes a transaction that has no company, or the same one; refuses another",
+	"oficina_publisher_beat": "a publishing process's heartbeat: its own row of publishers, no company's data",
 }
 
 // catalogueFunc is a function of the catalogue that crosses companies.

@@ -9,4 +9,4 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = public, pg_temp AS
     FROM (SELECT floor(extract(epoch FROM p_at) * 1000)::bigint AS ms) b, generate_series(1, 10) AS i $$;
 
 REVOKE ALL ON FUNCTION oficina_id_floor(text, timestamptz) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION oficina_id_floor(text, timestamptz) TO oficina_app, oficina_log_owner;
+GRANT EXECUTE ON FUNCTION oficina_id_floor(text, timestamptz) TO oficina_app, oficina_log_owner, oficina_definer;

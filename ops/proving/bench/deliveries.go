@@ -79,11 +79,11 @@ func (f *Feed) insert(ctx context.Context, company string, dms []streams.Deliver
 	evs := make([]streams.OutboxEvent, len(dms))
 	dls := make([]streams.Delivery, len(dms))
 	for i, dm := range dms {
-		// Marked published: the relay must not race the scenario's own publish.
+		// Not in the backlog: the scenario publishes them itself.
 		evs[i] = streams.OutboxEvent{ID: dm.EventID, CompanyID: company, Type: dm.EventType, Body: dm.Body,
-			OccurredAt: now, HasDeliveries: true, PublishedAt: &now, CreatedAt: now}
+			OccurredAt: now, HasDeliveries: true, CreatedAt: now}
 		dls[i] = streams.Delivery{ID: dm.DeliveryID, CompanyID: company, EndpointID: dm.EndpointID, EventID: dm.EventID,
-			EventType: dm.EventType, Kind: dm.Kind, Status: streams.StatusPending, PublishedAt: &now, CreatedAt: now, UpdatedAt: now}
+			EventType: dm.EventType, Kind: dm.Kind, Status: streams.StatusPending, CreatedAt: now, UpdatedAt: now}
 	}
 	return tenant.Tx(ctx, f.DB, company, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(&evs).Exec(ctx); err != nil {

@@ -70,13 +70,13 @@ func fillDay(ctx context.Context, f *Feed, t target, day time.Time, n int) error
 			WITH r AS (
 			  SELECT i, ?::timestamptz + i * ?::interval AS at FROM generate_series(?::int, ?::int - 1) AS i
 			), e AS (
-			  INSERT INTO event_outbox (id, company_id, type, body, occurred_at, published_at, created_at, has_deliveries)
-			  SELECT 'evt_' || lpad(to_hex(i), 32, '0'), ?, 'sale.paid', '{"object":"event"}', at, at, at, true FROM r
+			  INSERT INTO event_outbox (id, company_id, type, body, occurred_at, created_at, has_deliveries)
+			  SELECT 'evt_' || lpad(to_hex(i), 32, '0'), ?, 'sale.paid', '{"object":"event"}', at, at, true FROM r
 			), d AS (
 			  INSERT INTO webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, status, attempt_count,
-			    last_attempt_at, completed_at, published_at, created_at, updated_at)
+			    last_attempt_at, completed_at, created_at, updated_at)
 			  SELECT left(oficina_id_floor('dlv', at), 14) || lpad(i::text, 16, '0'), ?, ?, 'evt_' || lpad(to_hex(i), 32, '0'),
-			    'sale.paid', 'succeeded', 1, at, at, at, at, at FROM r
+			    'sale.paid', 'succeeded', 1, at, at, at, at FROM r
 			)
 			INSERT INTO webhook_attempts (id, company_id, delivery_id, endpoint_id, started_at, finished_at, response_status_code, created_at)
 			SELECT 'wha_' || i, ?, left(oficina_id_floor('dlv', at), 14) || lpad(i::text, 16, '0'), ?, at, at, 200, at FROM r`,

@@ -32,8 +32,10 @@ func readDeliveries(ctx context.Context, ownerURL string) ([]deliveryRow, error)
 		return nil, fmt.Errorf("check: connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	// published: not waiting in the backlog for the relay (decision 0029).
 	rows, err := conn.Query(cctx, `SELECT id, company_id, event_id, status, attempt_count, coalesce(error, ''),
-		published_at IS NOT NULL, created_at FROM webhook_deliveries ORDER BY created_at`)
+		NOT EXISTS (SELECT 1 FROM publish_backlog b WHERE b.company_id = d.company_id AND b.id = d.id), created_at
+		FROM webhook_deliveries d ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("check: deliveries: %w", err)
 	}

@@ -181,8 +181,8 @@ func judge(rows []streams.Delivery, arrivals []hooks.Arrival, downAt, upAt time.
 			o.dups += n - 1
 		}
 		if d.Status != streams.StatusSucceeded {
-			o.notSucceeded = append(o.notSucceeded, fmt.Sprintf("%s %s attempts=%d err=%s published=%v", d.ID, d.Status,
-				d.AttemptCount, deref(d.Error), d.PublishedAt != nil))
+			o.notSucceeded = append(o.notSucceeded, fmt.Sprintf("%s %s attempts=%d err=%s", d.ID, d.Status,
+				d.AttemptCount, deref(d.Error)))
 		}
 	}
 	// Dispatch went on: deliveries of writes made after the stop arrived in
