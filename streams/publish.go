@@ -27,8 +27,15 @@ const (
 	// maxOutstanding is how many messages may await their
 	// acknowledgement before further writes leave theirs to the relay at
 	// once: NATS that accepts but does not answer would otherwise fill
-	// memory, and at the client's own cap a publish blocks.
-	maxOutstanding = 2000
+	// memory, and at the client's own cap a publish blocks. 8,000 holds
+	// about a second of a busy API's messages (make bench's recorders hit
+	// 2,000 at 5,000 deliveries a second) in ~10 MB of bodies.
+	maxOutstanding = 8000
+	// PublishAsyncMaxPending is the JetStream client's own cap on
+	// publishes awaiting their acknowledgement (jetstream.New's
+	// WithPublishAsyncMaxPending; its default, 4,000, is below
+	// maxOutstanding): give it to the client the Publisher uses.
+	PublishAsyncMaxPending = 2 * maxOutstanding
 	// DefaultBeat is how often a publisher tells the database its low
 	// watermark; DefaultLostAfter is how long the relay waits for a beat
 	// before it takes the publisher for lost (decision 0029).

@@ -20,6 +20,7 @@ import (
 	"oficina/ops/proving/bench"
 	"oficina/schema/db"
 	"oficina/schema/secretbox"
+	"oficina/streams"
 )
 
 // benchRig is what the scenarios stand on.
@@ -139,7 +140,7 @@ func startBenchRig(ctx context.Context, cfg config.Config, dbName, natsURL strin
 		return nil, err
 	}
 	r.closers = append(r.closers, nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(streams.PublishAsyncMaxPending))
 	if err != nil {
 		return nil, err
 	}

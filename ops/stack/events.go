@@ -49,7 +49,7 @@ func (s *Stack) startEvents(ctx context.Context, cfg config.Config, owner bool) 
 	e := &eventParts{guard: guard}
 	var js jetstream.JetStream
 	if s.nc != nil {
-		if js, err = jetstream.New(s.nc); err != nil {
+		if js, err = jetstream.New(s.nc, jetstream.WithPublishAsyncMaxPending(streams.PublishAsyncMaxPending)); err != nil {
 			return nil, fmt.Errorf("stack: jetstream: %w", err)
 		}
 		if owner {
