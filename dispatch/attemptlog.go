@@ -1,17 +1,12 @@
 package dispatch
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/uptrace/bun"
 )
 
 // What an attempt sent and got is kept with its record for the delivery
@@ -91,37 +86,4 @@ func keepHeaders(h http.Header) map[string][]string {
 		out[clean(k)] = kept
 	}
 	return out
-}
-
-// recordDetails writes the details of the failed attempts reqs[idx] that
-// were sent, in the record's transaction, after the attempts themselves:
-// one call of oficina_attempt_details, which also notes what triggered each
-// attempt and the next attempt it scheduled. (A success's details go in
-// with its attempt: oficina_dispatch_succeeded.)
-func recordDetails(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int) error {
-	type entry struct {
-		Company  string    `json:"company"`
-		Delivery string    `json:"delivery"`
-		Started  time.Time `json:"started"`
-		*attemptDetail
-	}
-	var es []entry
-	for _, i := range idx {
-		if q := reqs[i]; q.r.detail != nil {
-			// The attempt row was written with the time as bun sends it:
-			// microseconds, cut.
-			es = append(es, entry{q.dm.CompanyID, q.dm.DeliveryID, q.started.UTC().Truncate(time.Microsecond), q.r.detail})
-		}
-	}
-	if len(es) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(es)
-	if err != nil {
-		return fmt.Errorf("attempt details: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT oficina_attempt_details(?::jsonb)", string(b)); err != nil {
-		return fmt.Errorf("attempt details: %w", err)
-	}
-	return nil
 }
