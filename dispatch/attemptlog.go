@@ -7,14 +7,20 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"oficina/schema/webhooks"
 )
 
 // What an attempt sent and got is kept with its record for the delivery
 // log (the company portal): the request headers as sent — the signature,
 // never the secret —, the answer's status, headers and body, and the
-// duration. The body sent is not kept again: it is the delivery's event
-// body, which the log reads (issue 25). Bodies are capped at BodyCap; header values and their
-// number are capped too, so a receiver cannot make the log grow.
+// duration. What every attempt of the delivery sends alike is not kept
+// again (issue 25): the body is the delivery's event body, and the
+// constant headers (webhook-id, content-type, user-agent, content-length)
+// are rebuilt from the event when the log is read (webhooks.Attempts), so
+// an attempt keeps the headers that differ, its timestamp and signature.
+// Bodies are capped at BodyCap; header values and their number are capped
+// too, so a receiver cannot make the log grow.
 
 // Caps of what an attempt keeps.
 const (
@@ -33,11 +39,12 @@ type attemptDetail struct {
 	DurationMS            int64               `json:"duration_ms"`
 }
 
-// startDetail notes the request about to be sent with body.
-func startDetail(req *http.Request, body []byte) *attemptDetail {
+// startDetail notes the request about to be sent with body, a delivery of
+// the event eventID.
+func startDetail(req *http.Request, eventID string, body []byte) *attemptDetail {
 	h := req.Header.Clone()
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	return &attemptDetail{start: time.Now(), RequestHeaders: keepHeaders(h)}
+	h.Set("Content-Length", strconv.Itoa(len(body))) // as net/http sends it
+	return &attemptDetail{start: time.Now(), RequestHeaders: webhooks.HeadersToKeep(keepHeaders(h), eventID, len(body))}
 }
 
 // finish notes the answer (nil without one): its headers and the first
