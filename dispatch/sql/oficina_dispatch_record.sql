@@ -1,7 +1,7 @@
 -- Records every outcome of one dispatcher cycle (dispatch's record stage):
 -- the one place an attempt, a delivery's new state and an endpoint's health
 -- are written, whatever the outcome and the companies. Parallel arrays, one
--- entry per outcome, in (company, endpoint, delivery) order:
+-- entry per outcome, sorted by company and delivery:
 --   p_outcomes  'succeeded' (a 2xx answer), 'failed' (any other answer or
 --               none: a status, a timeout, a refused destination, a TLS
 --               error, a secret that does not open; p_errors says which), or
@@ -43,9 +43,12 @@
 -- access loss to mail), the latter two with the endpoint's "url" and
 -- "failing_since" for the mail.
 --
--- Locks: per company (in id order) the endpoints this record changes, FOR
--- UPDATE in id order, then the deliveries; an endpoint only a success
--- touches is locked only when it has a mark to clear. One round trip per
+-- Locks, so that two cycles, or a cycle and the publisher, never wait on
+-- each other in a cycle: companies in id order; in each, first the
+-- endpoints this record changes, in id order (FOR NO KEY UPDATE, which the
+-- attempts' foreign-key checks do not wait for; an endpoint only a success
+-- touches is locked only when it has a mark to clear), then the deliveries
+-- in the order given, which the caller sorts by id. One round trip per
 -- cycle whatever its companies, with plans the session keeps. It runs as
 -- the caller (SECURITY INVOKER): each company's rows are touched only after
 -- set_config('app.company_id', company, true), so row-level security scopes
@@ -92,7 +95,7 @@ BEGIN
        WHERE x.failed OR x.ok AND (e.failing_since IS NOT NULL OR e.access_lost_notified_at IS NOT NULL)
           OR x.lost AND e.access_lost_notified_at IS NULL
        ORDER BY e.id
-         FOR UPDATE OF e
+         FOR NO KEY UPDATE OF e
     ), a AS (
       SELECT e.*,
              CASE WHEN e.failed THEN CASE WHEN e.ok THEN p_now ELSE coalesce(e.failing_since, p_now) END
