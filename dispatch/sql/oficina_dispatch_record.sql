@@ -139,8 +139,7 @@ BEGIN
     ), was AS (
       -- What a failure or a close finds, to tell a give-up or a close; a
       -- success needs no second look.
-      SELECT o.id, o.status FROM public.webhook_deliveries o
-       WHERE o.id IN (SELECT v.delivery FROM v WHERE v.outcome <> 'succeeded')
+      SELECT o.id, o.status FROM v JOIN public.webhook_deliveries o ON o.id = v.delivery WHERE v.outcome <> 'succeeded'
     ), d AS (
       UPDATE public.webhook_deliveries AS d SET
              status = CASE WHEN d.status <> 'pending' OR v.retry THEN d.status
