@@ -1,9 +1,6 @@
 package dispatch
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,15 +8,19 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/uptrace/bun"
+	"oficina/schema/webhooks"
 )
 
 // What an attempt sent and got is kept with its record for the delivery
 // log (the company portal): the request headers as sent — the signature,
 // never the secret —, the answer's status, headers and body, and the
-// duration. The body sent is not kept again: it is the delivery's event
-// body, which the log reads (issue 25). Bodies are capped at BodyCap; header values and their
-// number are capped too, so a receiver cannot make the log grow.
+// duration. What every attempt of the delivery sends alike is not kept
+// again (issue 25): the body is the delivery's event body, and the
+// constant headers (webhook-id, content-type, user-agent, content-length)
+// are rebuilt from the event when the log is read (webhooks.Attempts), so
+// an attempt keeps the headers that differ, its timestamp and signature.
+// Bodies are capped at BodyCap; header values and their number are capped
+// too, so a receiver cannot make the log grow.
 
 // Caps of what an attempt keeps.
 const (
@@ -38,11 +39,12 @@ type attemptDetail struct {
 	DurationMS            int64               `json:"duration_ms"`
 }
 
-// startDetail notes the request about to be sent with body.
-func startDetail(req *http.Request, body []byte) *attemptDetail {
+// startDetail notes the request about to be sent with body, a delivery of
+// the event eventID.
+func startDetail(req *http.Request, eventID string, body []byte) *attemptDetail {
 	h := req.Header.Clone()
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	return &attemptDetail{start: time.Now(), RequestHeaders: keepHeaders(h)}
+	h.Set("Content-Length", strconv.Itoa(len(body))) // as net/http sends it
+	return &attemptDetail{start: time.Now(), RequestHeaders: webhooks.HeadersToKeep(keepHeaders(h), eventID, len(body))}
 }
 
 // finish notes the answer (nil without one): its headers and the first
@@ -91,37 +93,4 @@ func keepHeaders(h http.Header) map[string][]string {
 		out[clean(k)] = kept
 	}
 	return out
-}
-
-// recordDetails writes the details of the failed attempts reqs[idx] that
-// were sent, in the record's transaction, after the attempts themselves:
-// one call of oficina_attempt_details, which also notes what triggered each
-// attempt and the next attempt it scheduled. (A success's details go in
-// with its attempt: oficina_dispatch_succeeded.)
-func recordDetails(ctx context.Context, tx bun.Tx, reqs []attemptReq, idx []int) error {
-	type entry struct {
-		Company  string    `json:"company"`
-		Delivery string    `json:"delivery"`
-		Started  time.Time `json:"started"`
-		*attemptDetail
-	}
-	var es []entry
-	for _, i := range idx {
-		if q := reqs[i]; q.r.detail != nil {
-			// The attempt row was written with the time as bun sends it:
-			// microseconds, cut.
-			es = append(es, entry{q.dm.CompanyID, q.dm.DeliveryID, q.started.UTC().Truncate(time.Microsecond), q.r.detail})
-		}
-	}
-	if len(es) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(es)
-	if err != nil {
-		return fmt.Errorf("attempt details: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT oficina_attempt_details(?::jsonb)", string(b)); err != nil {
-		return fmt.Errorf("attempt details: %w", err)
-	}
-	return nil
 }

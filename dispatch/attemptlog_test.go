@@ -3,6 +3,8 @@ package dispatch_test
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,4 +119,47 @@ func lenOf(s *string) int {
 		return -1
 	}
 	return len(*s)
+}
+
+// Issue 25 item 2, end to end: each attempt's row stores only the request
+// headers that differ between attempts (timestamp and signature), and the
+// log reads every header each attempt sent, with the value the receiver
+// got.
+func TestAnAttemptStoresOnlyTheHeadersThatDifferAndTheLogShowsThemAsSent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	calls := make(chan int, 2)
+	calls <- http.StatusServiceUnavailable
+	calls <- http.StatusOK
+	srv, got := receiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(<-calls) })
+	co := company(t, tenant.PlanSupra)
+	ep := newEndpoint(t, co, srv.URL+"/hook", webhooks.Subscriber{MemberID: co.Owner.ID})
+	e.start(t, dispatch.Config{Client: guardClient(t, srv, true), Schedule: []time.Duration{time.Second}})
+	dm := e.enqueue(t, co, ep, "sale.paid")
+	sent := []received{next(t, got), next(t, got)}
+	waitStatus(t, co, dm.DeliveryID, streams.StatusSucceeded)
+
+	for i, a := range attempts(t, co, dm.DeliveryID) {
+		if len(a.RequestHeaders) != 2 || a.RequestHeaders["Webhook-Timestamp"] == nil || a.RequestHeaders["Webhook-Signature"] == nil {
+			t.Errorf("attempt %d stores the request headers %v, want the timestamp and the signature only", i+1, a.RequestHeaders)
+		}
+	}
+	as := logAttempts(t, co, dm.DeliveryID)
+	if len(as) != 2 {
+		t.Fatalf("log shows %d attempts, want 2", len(as))
+	}
+	for i, a := range as {
+		if len(a.RequestHeaders) != 6 {
+			t.Errorf("attempt %d shows %d request headers, want 6: %v", i+1, len(a.RequestHeaders), a.RequestHeaders)
+		}
+		for k, vs := range a.RequestHeaders {
+			want := sent[i].Header.Values(k)
+			if k == "Content-Length" { // the server takes it out of Header
+				want = []string{strconv.Itoa(len(sent[i].Body))}
+			}
+			if !slices.Equal(vs, want) {
+				t.Errorf("attempt %d shows %s: %q, the receiver got %q", i+1, k, vs, want)
+			}
+		}
+	}
 }

@@ -7,28 +7,28 @@ import (
 	"slices"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"oficina/streams"
 )
 
 // The dispatcher's database work runs in cycles (batcher): requests that
 // queue while a transaction runs share the next one, and one cycle's
-// transaction records the attempts just sent (record.go) and prepares the
-// deliveries about to be sent (prepare.go) — BEGIN, COMMIT and the commit's
-// fsync paid once for both (issue 16). The bulk of it, the checks of every
-// delivery and the records of the successes, is one call each of the
-// PL/pgSQL functions oficina_dispatch_views and oficina_dispatch_succeeded
-// (sql/), whatever the companies. They scope each company's rows with
-// app.company_id, as tenant.Tx does; the rarer per-delivery writes (closing
-// a delivery, a failed attempt) scope themselves with tenant.Scope.
-// Companies are visited in id order, so two cycles do not wait on each
-// other in a cycle of locks.
+// transaction records the outcomes just decided (record.go: the attempts
+// sent, the deliveries closed without one) and reads what the deliveries
+// about to be sent need (prepare.go) — BEGIN, COMMIT and the commit's
+// fsync paid once for both (issue 16). Both are one statement: one call of
+// oficina_dispatch_record, then one of oficina_dispatch_views (sql/),
+// whatever the companies. They scope each company's rows with
+// app.company_id, as tenant.Tx does, visiting companies in id order, so two
+// cycles do not wait on each other in a cycle of locks; the rare mails the
+// record asks for scope themselves with tenant.Scope.
 
-// stageReq is one request of a cycle: a delivery to prepare or an attempt
+// stageReq is one request of a cycle: a delivery to prepare or an outcome
 // to record.
 type stageReq struct {
 	prepare *streams.DeliveryMessage
-	record  *attemptReq
+	record  *recordReq
 }
 
 // stageRes is the answer to a stageReq: its plan or its outcome.
@@ -41,7 +41,7 @@ type stageRes struct {
 // When it fails as a whole its records are tried one by one and its
 // prepares together, so one bad row cannot fail its neighbours.
 func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[stageRes] {
-	var recs []attemptReq
+	var recs []recordReq
 	var dms []streams.DeliveryMessage
 	var ri, pi []int
 	for i, q := range reqs {
@@ -55,14 +55,18 @@ func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[s
 	var plans []batchResult[plan]
 	now := d.cfg.BusinessNow()
 	err := d.cfg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// Records first: they finish sends already made. When all succeeded
-		// their call goes with the prepare's, in one statement.
-		outs0, joined, err := d.recordTx(ctx, tx, recs, now, len(dms) > 0)
+		args, order, err := recordArgs(recs, now, d.cfg.DisableAfter)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
-		outs = outs0
-		if plans, err = d.prepareTx(ctx, tx, dms, now, joined); err != nil {
+		rec, views, err := cycleStatement(ctx, tx, args, dms)
+		if err != nil {
+			return err
+		}
+		if outs, err = d.recorded(ctx, tx, recs, order, rec, now); err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		if plans, err = d.prepare(dms, views, now); err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
 		return nil
@@ -97,6 +101,35 @@ func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[s
 		}
 	}
 	return out
+}
+
+// cycleStatement runs a cycle's one statement: the record of rec (its
+// arguments, nil without outcomes), then the views of dms, and returns
+// the JSON of each (nil when not asked). Together, the record is a
+// materialized CTE, so it runs first and the views see what it wrote (an
+// endpoint it disabled).
+func cycleStatement(ctx context.Context, tx bun.Tx, rec []any, dms []streams.DeliveryMessage) (recorded, views []byte, err error) {
+	var vargs []any
+	if len(dms) > 0 {
+		var companies, dids, eids []string
+		for _, dm := range dms {
+			companies, dids, eids = append(companies, dm.CompanyID), append(dids, dm.DeliveryID), append(eids, dm.EndpointID)
+		}
+		vargs = []any{pgdialect.Array(companies), pgdialect.Array(dids), pgdialect.Array(eids)}
+	}
+	switch {
+	case rec != nil && vargs != nil:
+		err = tx.QueryRowContext(ctx, "WITH r AS MATERIALIZED (SELECT "+recordCall+" AS rec) SELECT r.rec, "+viewsCall+" FROM r",
+			append(rec, vargs...)...).Scan(&recorded, &views)
+	case rec != nil:
+		err = tx.QueryRowContext(ctx, "SELECT "+recordCall, rec...).Scan(&recorded)
+	case vargs != nil:
+		err = tx.QueryRowContext(ctx, "SELECT "+viewsCall, vargs...).Scan(&views)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("record and read views: %w", err)
+	}
+	return recorded, views, nil
 }
 
 // byCompany groups the indexes 0..n-1 by company id, companies in id order.

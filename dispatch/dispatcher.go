@@ -79,11 +79,20 @@ func (d *Dispatcher) Owned() []int {
 func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool)) (outcome, error) {
 	res, err := d.cycles.do(ctx, stageReq{prepare: &dm})
 	pl := res.plan
-	if err != nil || !pl.send {
-		if err == nil && pl.closed != "" {
+	if err != nil {
+		return outcome{}, err
+	}
+	if pl.closed != "" {
+		// Closed without an attempt: an outcome like the others, recorded
+		// by the next cycle (the record stage is its one writer).
+		res, err = d.cycles.do(ctx, stageReq{record: &recordReq{dm: dm, closed: pl.closed}})
+		if err == nil && res.out.closed {
 			d.cfg.Observer.Closed(pl.closed)
 		}
-		return outcome{}, err
+		return res.out, err
+	}
+	if !pl.send {
+		return outcome{}, nil
 	}
 	health(pl.failing)
 	started, clock := d.cfg.BusinessNow(), d.cfg.WallNow()
@@ -93,10 +102,14 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 	}
 	done := d.cfg.WallNow()
 	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
+	rec := &recordReq{dm: dm, started: started, r: r}
+	if !r.ok() {
+		rec.retryIn, rec.retry = d.cfg.retryDelay(pl.attempts+1, r.retryAfter)
+	}
 	// The send is done: a record that fails (the database restarting) is
 	// retried while the message is still ours, since giving up would park
 	// the message and send the delivery again (found by ops/proving/chaos).
-	req, sent := stageReq{record: &attemptReq{dm: dm, started: started, r: r}}, time.Now()
+	req, sent := stageReq{record: rec}, time.Now()
 	res, err = d.cycles.do(ctx, req)
 	for wait := 100 * time.Millisecond; err != nil && ctx.Err() == nil && time.Since(sent) < d.cfg.AckWait/2; wait = min(2*wait, 2*time.Second) {
 		d.cfg.Logger().Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)

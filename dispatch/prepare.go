@@ -1,18 +1,12 @@
 package dispatch
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
-
 	"oficina/schema/events"
-	"oficina/schema/mail"
 	"oficina/schema/secretbox"
 	"oficina/schema/signing"
 	"oficina/schema/webhooks"
@@ -21,8 +15,8 @@ import (
 )
 
 // The prepare stage: what a delivery needs before its send, read in the
-// cycle's transaction (cycle.go), and the deliveries closed without an
-// attempt.
+// cycle's statement (cycle.go), and whether it is to be closed without an
+// attempt instead — a close the record stage writes, as any outcome.
 
 // Close reasons written to a delivery's error when it is failed without an
 // attempt.
@@ -40,43 +34,28 @@ const MailAccessLost = "webhook_subscriber_access_lost"
 // opened secrets' HMAC keys; none when they could not be opened (the
 // attempt then fails without a request).
 type plan struct {
-	send    bool
-	url     string
-	keys    [][]byte
-	failing bool
-	closed  string // why the delivery was closed without an attempt, if it was
+	send     bool
+	url      string
+	keys     [][]byte
+	failing  bool
+	attempts int    // the delivery's attempts before this one: its retry schedule's place
+	closed   string // why the delivery is to be closed without an attempt, if it is
 }
 
-// viewsSQL reads what the deliveries of a batch need before their send.
-const viewsSQL = "SELECT oficina_dispatch_views(?, ?, ?)"
+// viewsCall reads what the deliveries of a batch need before their send.
+const viewsCall = "oficina_dispatch_views(?, ?, ?)"
 
-// prepareTx checks each delivery before its send: still pending, its
-// endpoint exists and is enabled, the company's plan has the API and the
-// subscriber still has access. Otherwise it closes the delivery (no attempt
-// used) and its plan sends nothing. The checks of the whole batch are one
-// call of oficina_dispatch_views. rec, when set, are the arguments of the
-// cycle's successes (succeededSQL): they are recorded first, in the same
-// statement, so a cycle of successes and prepares is one round trip between
-// BEGIN and COMMIT.
-func (d *Dispatcher) prepareTx(ctx context.Context, tx bun.Tx, dms []streams.DeliveryMessage, now time.Time, rec []any) ([]batchResult[plan], error) {
+// prepare checks each delivery of dms before its send, from raw, the
+// cycle's views (oficina_dispatch_views): still pending, its endpoint
+// exists and is enabled, the company's plan has the API and the subscriber
+// still has access. Otherwise its plan sends nothing and, when the
+// delivery is to be failed, says why (closed): the caller records that
+// outcome (no attempt used).
+func (d *Dispatcher) prepare(dms []streams.DeliveryMessage, raw []byte, now time.Time) ([]batchResult[plan], error) {
 	if len(dms) == 0 {
 		return nil, nil
 	}
 	out := make([]batchResult[plan], len(dms))
-	var companies, dids, eids []string
-	for _, dm := range dms {
-		companies, dids, eids = append(companies, dm.CompanyID), append(dids, dm.DeliveryID), append(eids, dm.EndpointID)
-	}
-	query, args := viewsSQL, []any{pgdialect.Array(companies), pgdialect.Array(dids), pgdialect.Array(eids)}
-	if rec != nil {
-		// The CTE is read before the views are computed: the successes are
-		// recorded first, as when they run on their own.
-		query, args = "WITH r AS MATERIALIZED ("+succeededSQL+") "+viewsSQL+" FROM r", append(rec, args...)
-	}
-	var raw []byte
-	if err := tx.QueryRowContext(ctx, query, args...).Scan(&raw); err != nil {
-		return nil, fmt.Errorf("read views: %w", err)
-	}
 	views := map[string]*companyView{}
 	if err := json.Unmarshal(raw, &views); err != nil {
 		return nil, fmt.Errorf("decode views: %w", err)
@@ -87,9 +66,7 @@ func (d *Dispatcher) prepareTx(ctx context.Context, tx bun.Tx, dms []streams.Del
 		if v == nil || v.Company == nil {
 			return nil, fmt.Errorf("company %s: %w", company, sql.ErrNoRows)
 		}
-		if err := d.prepareCompany(ctx, tx, company, v, dms, g, out, now); err != nil {
-			return nil, err
-		}
+		d.prepareCompany(company, v, dms, g, out, now)
 	}
 	return out, nil
 }
@@ -99,9 +76,10 @@ func (d *Dispatcher) prepareTx(ctx context.Context, tx bun.Tx, dms []streams.Del
 // members (and the keys' creators).
 type companyView struct {
 	Deliveries []struct {
-		ID        string `json:"id"`
-		Status    string `json:"status"`
-		EventType string `json:"event_type"`
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		EventType    string `json:"event_type"`
+		AttemptCount int    `json:"attempt_count"`
 	} `json:"deliveries"`
 	Endpoints []webhooks.Row  `json:"endpoints"`
 	Company   *tenant.Company `json:"company"`
@@ -110,20 +88,12 @@ type companyView struct {
 }
 
 // prepareCompany decides for the deliveries idx of one company from its
-// view; a delivery it closes is written under the company's setting.
-func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company string, v *companyView, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) error {
-	scoped := false
-	scope := func() error {
-		if scoped {
-			return nil
-		}
-		scoped = true
-		return tenant.Scope(ctx, tx, company)
-	}
+// view.
+func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) {
 	planOK := v.Company.Plan.Limits().API && v.Company.APIEnabled
-	status := map[string]string{}
+	status, attempts := map[string]string{}, map[string]int{}
 	for _, dl := range v.Deliveries {
-		status[dl.ID] = dl.Status
+		status[dl.ID], attempts[dl.ID] = dl.Status, dl.AttemptCount
 	}
 	endpoints := map[string]*webhooks.Row{}
 	for k := range v.Endpoints {
@@ -147,16 +117,10 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 		case st != streams.StatusPending: // a stale or duplicate message: already final
 			continue
 		case e.Status != "enabled":
-			if err := errors.Join(scope(), closeDelivery(ctx, tx, dm.DeliveryID, ErrEndpointDisabled, now)); err != nil {
-				return err
-			}
-			out[i].res.closed = OutcomeEndpointDisabled
+			out[i].res.closed = ErrEndpointDisabled
 			continue
 		case !planOK:
-			if err := errors.Join(scope(), closeDelivery(ctx, tx, dm.DeliveryID, ErrPlanWithoutAPI, now)); err != nil {
-				return err
-			}
-			out[i].res.closed = OutcomePlanWithoutAPI
+			out[i].res.closed = ErrPlanWithoutAPI
 			continue
 		}
 		var k *tenant.APIKey
@@ -167,13 +131,7 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			}
 		}
 		if !subscriberAllowed(e, members[e.SubscriberMemberID], k, creator, dm.EventType, now) {
-			if err := scope(); err != nil {
-				return err
-			}
-			if err := d.accessLost(ctx, tx, e, dm, now); err != nil {
-				return err
-			}
-			out[i].res.closed = OutcomeSubscriberAccessLost
+			out[i].res.closed = ErrSubscriberAccessLost
 			continue
 		}
 		keys, err := signingKeys(e, d.cfg.Secrets, now)
@@ -185,40 +143,8 @@ func (d *Dispatcher) prepareCompany(ctx context.Context, tx bun.Tx, company stri
 			d.cfg.Logger().Error("dispatch: cannot open the endpoint's signing secret", "company", company,
 				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
 		}
-		out[i].res = plan{send: true, url: e.URL, keys: keys, failing: e.FailingSince != nil}
+		out[i].res = plan{send: true, url: e.URL, keys: keys, failing: e.FailingSince != nil, attempts: attempts[dm.DeliveryID]}
 	}
-	return nil
-}
-
-// closeDelivery fails a pending delivery without an attempt.
-func closeDelivery(ctx context.Context, tx bun.Tx, id, reason string, now time.Time) error {
-	_, err := tx.NewUpdate().Model((*streams.Delivery)(nil)).Set("status = ?", streams.StatusFailed).
-		Set("error = ?", reason).Set("completed_at = ?", now).Set("next_attempt_at = NULL").
-		Set("updated_at = ?", now).Where("id = ?", id).Where("status = ?", streams.StatusPending).Exec(ctx)
-	return err
-}
-
-// accessLost closes the delivery and, once per loss, mails the owners and
-// admins; the flag is cleared by the next successful delivery.
-func (d *Dispatcher) accessLost(ctx context.Context, tx bun.Tx, e *webhooks.Row, dm streams.DeliveryMessage, now time.Time) error {
-	if err := closeDelivery(ctx, tx, dm.DeliveryID, ErrSubscriberAccessLost, now); err != nil {
-		return err
-	}
-	res, err := tx.NewUpdate().Model((*webhooks.Row)(nil)).Set("access_lost_notified_at = ?", now).
-		Where("id = ?", e.ID).Where("access_lost_notified_at IS NULL").Exec(ctx)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil
-	}
-	d.cfg.Logger().Warn("webhook subscriber lost access", "company", e.CompanyID, "endpoint", e.ID, "event_type", dm.EventType)
-	body := fmt.Sprintf("O assinante do endpoint de webhook %s (%s) perdeu o acesso aos eventos %q.\n"+
-		"As entregas afetadas foram encerradas com o erro %s; o endpoint continua ativo e os eventos "+
-		"de outros módulos continuam chegando. Restaure a permissão ou edite o endpoint.\n",
-		e.ID, e.URL, dm.EventType, ErrSubscriberAccessLost)
-	_, err = mail.ToManagers(ctx, tx, e.CompanyID, MailAccessLost, "Webhook: assinante sem acesso", body, now)
-	return err
 }
 
 // signingKeys are the HMAC keys an attempt at `at` is signed with: the

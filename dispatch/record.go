@@ -3,9 +3,7 @@ package dispatch
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -15,16 +13,21 @@ import (
 
 	"oficina/schema/ids"
 	"oficina/schema/mail"
-	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
 )
 
-// The record stage: each attempt, its delivery's new state and the
-// endpoint's health, written in the cycle's transaction (cycle.go).
+// The record stage: every outcome of a cycle — each attempt made and each
+// delivery closed without one — with its delivery's new state and its
+// endpoint's health, written by one call of oficina_dispatch_record
+// (sql/oficina_dispatch_record.sql) in the cycle's transaction (cycle.go).
+// Go decides only what needs Go: whether an attempt succeeded, and when a
+// failure's next attempt is due (Config.retryDelay); the function decides
+// the rest, auto-disable included, and says what it did.
 
 // ReasonFailing is the disabled_reason of an endpoint disabled by the
-// dispatcher after failing for Config.DisableAfter.
+// dispatcher after failing for Config.DisableAfter (written by
+// oficina_dispatch_record).
 const ReasonFailing = "failing"
 
 // MailEndpointDisabled is the mail kind sent when the dispatcher disables
@@ -38,205 +41,197 @@ type outcome struct {
 	failing bool      // the endpoint is failing after this message
 	retryAt time.Time // wall-clock time of the next attempt; zero = none
 	// gaveUp: the delivery failed for good; disabled: so did its
-	// endpoint (told to the Observer once committed).
-	gaveUp, disabled bool
+	// endpoint; closed: the delivery was closed without an attempt (each
+	// told to the Observer once committed).
+	gaveUp, disabled, closed bool
+	// startedFailing and recovered: the endpoint's health turned with
+	// this message (its first failure after a success, its first success
+	// after failing). Issue 27 emits events from them.
+	startedFailing, recovered bool
 }
 
-// attemptReq is one finished attempt to record.
-type attemptReq struct {
+// recordReq is one outcome to record: an attempt, or, when closed is set,
+// a delivery closed without one for that reason.
+type recordReq struct {
 	dm      streams.DeliveryMessage
+	closed  string // ErrEndpointDisabled, ErrPlanWithoutAPI or ErrSubscriberAccessLost
 	started time.Time
 	r       attemptResult
+	// retry: a failed attempt has a next one, retryIn after it is
+	// recorded; false when the attempts are exhausted.
+	retry   bool
+	retryIn time.Duration
 }
 
-// recordTx writes each attempt and its delivery's new state, and the
-// endpoint's health (auto-disable after DisableAfter of failures only).
-// Successes, the bulk at load, are one call whatever their number and
-// companies; failures, rarer, one by one, then their details in one call.
-// With join, when every attempt succeeded, the successes' call is not run
-// but returned (its arguments) for the cycle to send with its prepare, in
-// the same statement.
-func (d *Dispatcher) recordTx(ctx context.Context, tx bun.Tx, reqs []attemptReq, now time.Time, join bool) (out []batchResult[outcome], joined []any, err error) {
+// recordCall is oficina_dispatch_record's call, with recordArgs.
+const recordCall = "oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::interval)"
+
+// recordArgs are recordCall's arguments for reqs, sorted by company and
+// delivery, and that order: the function's "ord" n is reqs[order[n-1]]
+// (nil when reqs is empty). The function locks a company's endpoints in id
+// order before any of its deliveries, and the deliveries in the order
+// given: id order, the publisher's, so the two never wait on each other in
+// a cycle (make bench's hot tenant once deadlocked them).
+func recordArgs(reqs []recordReq, now time.Time, disableAfter time.Duration) (args []any, order []int, err error) {
 	if len(reqs) == 0 {
 		return nil, nil, nil
 	}
-	out = make([]batchResult[outcome], len(reqs))
-	var ok, failed []int
-	for i := range reqs {
-		if reqs[i].r.ok() {
-			ok = append(ok, i)
-		} else {
-			failed = append(failed, i)
-		}
+	order = make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
 	}
-	args, err := succeededArgs(reqs, ok, now)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch {
-	case args == nil:
-	case join && len(failed) == 0:
-		joined = args
-	default:
-		if _, err := tx.ExecContext(ctx, succeededSQL, args...); err != nil {
-			return nil, nil, fmt.Errorf("record successes: %w", err)
-		}
-	}
-	for _, i := range ok {
-		out[i] = batchResult[outcome]{res: outcome{sent: true, ok: true}}
-	}
-	// Failures one by one (they lock the endpoint, may schedule, disable
-	// and mail), companies and endpoints in id order.
-	slices.SortFunc(failed, func(a, b int) int {
-		return cmp.Or(cmp.Compare(reqs[a].dm.CompanyID, reqs[b].dm.CompanyID), cmp.Compare(reqs[a].dm.EndpointID, reqs[b].dm.EndpointID))
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, y := reqs[a].dm, reqs[b].dm
+		return cmp.Or(cmp.Compare(x.CompanyID, y.CompanyID), cmp.Compare(x.DeliveryID, y.DeliveryID))
 	})
-	for k, i := range failed {
-		if k == 0 || reqs[failed[k-1]].dm.CompanyID != reqs[i].dm.CompanyID {
-			if err := tenant.Scope(ctx, tx, reqs[i].dm.CompanyID); err != nil {
-				return nil, nil, err
+	n := len(reqs)
+	companies, endpoints, deliveries, outcomes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	attempts, errs, details := make([]*string, n), make([]*string, n), make([]*string, n)
+	started, retryAt := make([]*time.Time, n), make([]*time.Time, n)
+	codes := make([]*int, n)
+	for k, i := range order {
+		q := &reqs[i]
+		if q.dm.CompanyID == "" {
+			return nil, nil, tenant.ErrNoCompany
+		}
+		companies[k], endpoints[k], deliveries[k] = q.dm.CompanyID, q.dm.EndpointID, q.dm.DeliveryID
+		if q.closed != "" {
+			outcomes[k] = q.closed
+			continue
+		}
+		outcomes[k] = "failed"
+		if q.r.ok() {
+			outcomes[k] = "succeeded"
+		}
+		attempts[k], started[k] = ptr(ids.New("wha")), &q.started
+		if q.r.status != 0 {
+			codes[k] = &q.r.status
+		}
+		if q.r.err != "" {
+			errs[k] = &q.r.err
+		}
+		if q.r.detail != nil {
+			b, err := json.Marshal(q.r.detail)
+			if err != nil {
+				return nil, nil, fmt.Errorf("attempt details: %w", err)
 			}
+			details[k] = ptr(string(b))
 		}
-		o, err := d.recordFailed(ctx, tx, reqs[i], now)
-		if err != nil {
-			return nil, nil, err
+		if !q.r.ok() && q.retry {
+			retryAt[k] = ptr(now.Add(q.retryIn))
 		}
-		out[i] = batchResult[outcome]{res: o}
 	}
-	if err := recordDetails(ctx, tx, reqs, failed); err != nil {
-		return nil, nil, err
-	}
-	return out, joined, nil
+	return []any{pgdialect.Array(companies), pgdialect.Array(endpoints), pgdialect.Array(deliveries),
+		pgdialect.Array(outcomes), pgdialect.Array(attempts), pgdialect.Array(started), pgdialect.Array(codes),
+		pgdialect.Array(errs), pgdialect.Array(details), pgdialect.Array(retryAt), now,
+		fmt.Sprintf("%d microseconds", disableAfter.Microseconds())}, order, nil
 }
 
-// succeededSQL records 2xx attempts, with succeededArgs: one insert per
-// attempt with what it sent and got (no second write of its details), the
-// deliveries and the endpoints' marks, whatever the companies.
-const succeededSQL = "SELECT oficina_dispatch_succeeded(?, ?, ?, ?, ?, ?, ?, ?)"
+func ptr[T any](v T) *T { return &v }
 
-// succeededArgs are succeededSQL's arguments for the 2xx attempts
-// reqs[idx]; nil when idx is empty.
-func succeededArgs(reqs []attemptReq, idx []int, now time.Time) ([]any, error) {
-	if len(idx) == 0 {
+// recordRow is what oficina_dispatch_record says of one input.
+type recordRow struct {
+	Ord            int        `json:"ord"`
+	Status         *string    `json:"status"` // nil: nothing recorded (the delivery is gone, or a close found it final)
+	Closed         bool       `json:"closed"`
+	GaveUp         bool       `json:"gave_up"`
+	RetryAt        *time.Time `json:"retry_at"` // when the next attempt is due, on the business clock
+	Failing        bool       `json:"failing"`
+	StartedFailing bool       `json:"started_failing"`
+	Recovered      bool       `json:"recovered"`
+	Disabled       bool       `json:"disabled"`
+	Notify         bool       `json:"notify"`
+	// URL and FailingSince, with Disabled or Notify: for the mail.
+	URL          string     `json:"url"`
+	FailingSince *time.Time `json:"failing_since"`
+}
+
+// recorded turns the function's rows (raw, its JSON) into the outcomes of
+// reqs, and writes what it asks for after it: the mails of an endpoint
+// disabled and of a subscriber's access lost (rare; once each).
+func (d *Dispatcher) recorded(ctx context.Context, tx bun.Tx, reqs []recordReq, order []int, raw []byte, now time.Time) ([]batchResult[outcome], error) {
+	if len(reqs) == 0 {
 		return nil, nil
 	}
-	// Deliveries in (company, id) order: the publish marker locks the rows
-	// it marks in that order too, so the two never wait on each other in a
-	// cycle (make bench's hot tenant deadlocked them).
-	idx = slices.Clone(idx)
-	slices.SortFunc(idx, func(a, b int) int {
-		return cmp.Or(cmp.Compare(reqs[a].dm.CompanyID, reqs[b].dm.CompanyID), cmp.Compare(reqs[a].dm.DeliveryID, reqs[b].dm.DeliveryID))
-	})
-	var companies, aids, dids, eids []string
-	var started []time.Time
-	var codes []int
-	var details []string
-	for _, i := range idx {
-		if reqs[i].dm.CompanyID == "" {
-			return nil, tenant.ErrNoCompany
+	var rows []recordRow
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, fmt.Errorf("decode the record: %w", err)
+	}
+	if len(rows) != len(reqs) {
+		return nil, fmt.Errorf("the record answered %d rows for %d outcomes", len(rows), len(reqs))
+	}
+	// Rows come company by company; sorted again so the mails scope each
+	// company once.
+	slices.SortFunc(rows, func(a, b recordRow) int { return cmp.Compare(a.Ord, b.Ord) })
+	out := make([]batchResult[outcome], len(reqs))
+	scoped := ""
+	for _, row := range rows {
+		if row.Ord < 1 || row.Ord > len(order) {
+			return nil, fmt.Errorf("the record answered ord %d", row.Ord)
 		}
-		companies = append(companies, reqs[i].dm.CompanyID)
-		aids = append(aids, ids.New("wha"))
-		dids = append(dids, reqs[i].dm.DeliveryID)
-		eids = append(eids, reqs[i].dm.EndpointID)
-		started = append(started, reqs[i].started)
-		codes = append(codes, reqs[i].r.status)
-		b := []byte("{}")
-		if reqs[i].r.detail != nil {
-			var err error
-			if b, err = json.Marshal(reqs[i].r.detail); err != nil {
-				return nil, fmt.Errorf("attempt details: %w", err)
+		q := &reqs[order[row.Ord-1]]
+		o := outcome{sent: q.closed == "", ok: q.closed == "" && q.r.ok(), failing: row.Failing, closed: row.Closed,
+			gaveUp: row.GaveUp, disabled: row.Disabled, startedFailing: row.StartedFailing, recovered: row.Recovered}
+		if row.RetryAt != nil {
+			o.retryAt = time.Now().Add(q.retryIn) // the server fires on its wall clock
+		}
+		out[order[row.Ord-1]] = batchResult[outcome]{res: o}
+		d.logHealth(q.dm, row)
+		if !row.Disabled && !row.Notify {
+			continue
+		}
+		if scoped != q.dm.CompanyID {
+			if err := tenant.Scope(ctx, tx, q.dm.CompanyID); err != nil {
+				return nil, err
 			}
+			scoped = q.dm.CompanyID
 		}
-		details = append(details, string(b))
+		if err := d.mail(ctx, tx, q.dm, row, now); err != nil {
+			return nil, err
+		}
 	}
-	return []any{pgdialect.Array(companies), pgdialect.Array(aids), pgdialect.Array(dids), pgdialect.Array(eids),
-		pgdialect.Array(started), pgdialect.Array(codes), pgdialect.Array(details), now}, nil
+	return out, nil
 }
 
-// recordFailed writes a non-2xx (or unanswered) attempt: the delivery is
-// retried on the schedule, or failed when attempts are exhausted or the
-// endpoint was disabled.
-func (d *Dispatcher) recordFailed(ctx context.Context, tx bun.Tx, q attemptReq, now time.Time) (outcome, error) {
-	out := outcome{sent: true}
-	dl := new(streams.Delivery)
-	if err := tx.NewSelect().Model(dl).Where("id = ?", q.dm.DeliveryID).For("UPDATE").Scan(ctx); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return out, nil
-		}
-		return out, err
+// logHealth logs an endpoint's turn, once per turn.
+func (d *Dispatcher) logHealth(dm streams.DeliveryMessage, row recordRow) {
+	log := d.cfg.Logger()
+	switch {
+	case row.Disabled:
+		log.Warn("webhook endpoint disabled after failing", "company", dm.CompanyID, "endpoint", dm.EndpointID, "since", row.FailingSince)
+	case row.StartedFailing:
+		log.Info("webhook endpoint failing", "company", dm.CompanyID, "endpoint", dm.EndpointID)
+	case row.Recovered:
+		log.Info("webhook endpoint recovered", "company", dm.CompanyID, "endpoint", dm.EndpointID)
 	}
-	// The row's endpoint, not the message's: the attempt's foreign key
-	// is (company, endpoint, delivery) of the delivery it belongs to.
-	a := &streams.Attempt{ID: ids.New("wha"), CompanyID: dl.CompanyID, DeliveryID: dl.ID, EndpointID: dl.EndpointID,
-		StartedAt: q.started, FinishedAt: &now, CreatedAt: now}
-	if q.r.status != 0 {
-		a.ResponseStatusCode = &q.r.status
+	if row.Notify {
+		log.Warn("webhook subscriber lost access", "company", dm.CompanyID, "endpoint", dm.EndpointID, "event_type", dm.EventType)
 	}
-	if q.r.err != "" {
-		a.Error = &q.r.err
-	}
-	if _, err := tx.NewInsert().Model(a).Exec(ctx); err != nil {
-		return out, err
-	}
-	dl.AttemptCount++
-	dl.LastAttemptAt, dl.UpdatedAt = &q.started, now
-	dl.ResponseStatusCode, dl.Error = a.ResponseStatusCode, a.Error
-	err := d.failed(ctx, tx, dl, q.r, now, &out)
-	return out, err
 }
 
-func saveDelivery(ctx context.Context, tx bun.Tx, dl *streams.Delivery) error {
-	_, err := tx.NewUpdate().Model(dl).Column("status", "response_status_code", "error", "attempt_count",
-		"last_attempt_at", "next_attempt_at", "completed_at", "updated_at").WherePK().Exec(ctx)
-	return err
-}
-
-func (d *Dispatcher) failed(ctx context.Context, tx bun.Tx, dl *streams.Delivery, r attemptResult, now time.Time, out *outcome) error {
-	e := new(webhooks.Row)
-	if err := tx.NewSelect().Model(e).Where("id = ?", dl.EndpointID).For("UPDATE").Scan(ctx); err != nil {
-		return err
-	}
-	out.failing = true
-	if e.FailingSince == nil {
-		e.FailingSince = &now
-		if _, err := tx.NewUpdate().Model(e).Column("failing_since").WherePK().Exec(ctx); err != nil {
-			return err
+// mail tells the company's owners and admins that the endpoint of dm was
+// disabled, or that its subscriber lost access to dm's event type, as row
+// says; the transaction is scoped to the company.
+func (d *Dispatcher) mail(ctx context.Context, tx bun.Tx, dm streams.DeliveryMessage, row recordRow, now time.Time) error {
+	var kind, subject, body string
+	if row.Disabled {
+		since := ""
+		if row.FailingSince != nil {
+			since = row.FailingSince.UTC().Format(time.RFC3339)
 		}
+		kind, subject = MailEndpointDisabled, "Webhook desativado: "+row.URL
+		body = fmt.Sprintf("O endpoint de webhook %s (%s) falhou em todas as entregas desde %s e foi desativado "+
+			"(motivo: %s). Corrija o receptor e reative o endpoint; as entregas perdidas podem ser reenviadas.\n",
+			dm.EndpointID, row.URL, since, ReasonFailing)
+	} else {
+		kind, subject = MailAccessLost, "Webhook: assinante sem acesso"
+		body = fmt.Sprintf("O assinante do endpoint de webhook %s (%s) perdeu o acesso aos eventos %q.\n"+
+			"As entregas afetadas foram encerradas com o erro %s; o endpoint continua ativo e os eventos "+
+			"de outros módulos continuam chegando. Restaure a permissão ou edite o endpoint.\n",
+			dm.EndpointID, row.URL, dm.EventType, ErrSubscriberAccessLost)
 	}
-	disable := e.Status == "enabled" && now.Sub(*e.FailingSince) >= d.cfg.DisableAfter
-	if disable {
-		if err := d.disable(ctx, tx, e, now); err != nil {
-			return err
-		}
-		out.disabled = true
+	if _, err := mail.ToManagers(ctx, tx, dm.CompanyID, kind, subject, body, now); err != nil {
+		return fmt.Errorf("mail %s: %w", kind, err)
 	}
-	delay, more := d.cfg.retryDelay(dl.AttemptCount, r.retryAfter)
-	if dl.Status == streams.StatusPending {
-		if more && !disable && e.Status == "enabled" {
-			next := now.Add(delay)
-			dl.NextAttemptAt = &next
-			out.retryAt = time.Now().Add(delay) // the server fires on its wall clock
-		} else {
-			dl.Status, dl.CompletedAt, dl.NextAttemptAt = streams.StatusFailed, &now, nil
-			out.gaveUp = true
-		}
-	}
-	return saveDelivery(ctx, tx, dl)
-}
-
-// disable turns the endpoint off after DisableAfter of failures only and
-// mails the owners and admins.
-func (d *Dispatcher) disable(ctx context.Context, tx bun.Tx, e *webhooks.Row, now time.Time) error {
-	_, err := tx.NewUpdate().Model((*webhooks.Row)(nil)).Set("status = 'disabled'").Set("disabled_reason = ?", ReasonFailing).
-		Set("updated_at = ?", now).Where("id = ?", e.ID).Exec(ctx)
-	if err != nil {
-		return err
-	}
-	e.Status = "disabled"
-	d.cfg.Logger().Warn("webhook endpoint disabled after failing", "company", e.CompanyID, "endpoint", e.ID, "since", e.FailingSince)
-	body := fmt.Sprintf("O endpoint de webhook %s (%s) falhou em todas as entregas desde %s e foi desativado "+
-		"(motivo: %s). Corrija o receptor e reative o endpoint; as entregas perdidas podem ser reenviadas.\n",
-		e.ID, e.URL, e.FailingSince.UTC().Format(time.RFC3339), ReasonFailing)
-	_, err = mail.ToManagers(ctx, tx, e.CompanyID, MailEndpointDisabled, "Webhook desativado: "+e.URL, body, now)
-	return err
+	return nil
 }

@@ -38,7 +38,7 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		return attemptResult{err: destguard.ReasonInvalidURL}
 	}
 	req.Header = h
-	detail := startDetail(req, dm.Body)
+	detail := startDetail(req, dm.EventID, dm.Body)
 	resp, err := d.cfg.Client.Do(req)
 	if err != nil {
 		reason := destguard.Reason(err)

@@ -1,6 +1,7 @@
 -- What the dispatcher checks before sending (dispatch's store), for
 -- parallel arrays of (company, delivery, endpoint): per company, its
--- deliveries' status and type, the endpoints, the plan, the subscribing
+-- deliveries' status, type and attempts so far (the retry schedule's
+-- place), the endpoints, the plan, the subscribing
 -- keys and members (with the keys' creators). Returns {company: view}.
 --
 -- One round trip per batch whatever its companies, with plans the session
@@ -28,7 +29,8 @@ BEGIN
       SELECT * FROM public.api_keys WHERE id IN (SELECT subscriber_key_id FROM e)
     )
     SELECT jsonb_build_object(
-      'deliveries', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type)), '[]')
+      'deliveries', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type,
+                                                                   'attempt_count', d.attempt_count)), '[]')
                        FROM public.webhook_deliveries d WHERE d.id IN (SELECT delivery FROM r)),
       'endpoints', (SELECT coalesce(jsonb_agg(to_jsonb(e)), '[]') FROM e),
       'company', (SELECT jsonb_build_object('id', co.id, 'plan', co.plan, 'api_enabled', co.api_enabled)

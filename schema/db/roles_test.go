@@ -38,8 +38,8 @@ var crossCompanyCalls = map[string]string{
 	"oficina_secret_companies":        "SELECT oficina_secret_companies(NULL, '', 1)",
 	"oficina_recover_companies":       "SELECT oficina_recover_companies(1)",
 	"oficina_dispatch_views":          "SELECT oficina_dispatch_views(ARRAY[?], ARRAY['dlv_x'], ARRAY['we_x'])",
-	"oficina_dispatch_succeeded":      "SELECT oficina_dispatch_succeeded(ARRAY[?], ARRAY['att_x'], ARRAY['dlv_x'], ARRAY['we_x'], ARRAY[now()], ARRAY[200], ARRAY['{}'], now())",
-	"oficina_attempt_details":         `SELECT oficina_attempt_details(jsonb_build_array(jsonb_build_object('company', ?::text, 'delivery', 'dlv_x', 'started', now())))`,
+	"oficina_dispatch_record": `SELECT oficina_dispatch_record(ARRAY[?], ARRAY['we_x'], ARRAY['dlv_x'], ARRAY['failed'], ARRAY['wha_x'],
+		ARRAY[now()], ARRAY[500], ARRAY[NULL::text], ARRAY['{}'], ARRAY[now()], now(), '72 hours')`,
 	// The /metrics figures: counts across companies, never a row.
 	"oficina_outbox_lag":       "SELECT * FROM oficina_outbox_lag()",
 	"oficina_retries_past_due": "SELECT * FROM oficina_retries_past_due(now())",

@@ -158,7 +158,9 @@ func (a *AttemptRow) FormattedRequestBody() string {
 }
 
 // Attempts lists a delivery's attempts, oldest first, each with the body
-// sent: its event's (none once the event's day is past retention).
+// sent and the request headers every attempt sent alike, both read from
+// its event (withRepeatedHeaders): the body is none once the event's day
+// is past retention, and Content-Length then too.
 func Attempts(ctx context.Context, tx bun.IDB, deliveryID string) ([]AttemptRow, error) {
 	var as []AttemptRow
 	if err := tx.NewSelect().Model(&as).Where("delivery_id = ?", deliveryID).Order("started_at", "id").Scan(ctx); err != nil {
@@ -167,19 +169,29 @@ func Attempts(ctx context.Context, tx bun.IDB, deliveryID string) ([]AttemptRow,
 	if len(as) == 0 {
 		return as, nil
 	}
-	var body []byte
+	var ev struct {
+		ID   string `bun:"event_id"`
+		Body []byte `bun:"body"`
+	}
 	// An event is recorded with or before its deliveries: the bound keeps
 	// the lookup to the days up to the delivery's.
-	err := tx.NewRaw(`SELECT e.body FROM webhook_deliveries d
-		JOIN event_outbox e ON e.id = d.event_id AND e.created_at <= d.created_at WHERE d.id = ?`, deliveryID).Scan(ctx, &body)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("webhooks: body of %s: %w", deliveryID, err)
+	err := tx.NewRaw(`SELECT d.event_id, e.body FROM webhook_deliveries d
+		LEFT JOIN event_outbox e ON e.id = d.event_id AND e.created_at <= d.created_at WHERE d.id = ?`, deliveryID).Scan(ctx, &ev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return as, nil
 	}
-	if body != nil {
-		s := string(body)
-		for i := range as {
-			as[i].RequestBody = &s
-		}
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: event of %s: %w", deliveryID, err)
+	}
+	size := -1
+	var body *string
+	if ev.Body != nil {
+		s := string(ev.Body)
+		size, body = len(ev.Body), &s
+	}
+	for i := range as {
+		as[i].RequestBody = body
+		as[i].RequestHeaders = withRepeatedHeaders(as[i].RequestHeaders, ev.ID, size)
 	}
 	return as, nil
 }
