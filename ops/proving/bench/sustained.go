@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"oficina/schema/sales"
 	"oficina/streams"
 )
 
@@ -280,7 +281,7 @@ func (f *Feed) sustain(ctx context.Context, ts []target, rate int, hold, drain t
 func (f *Feed) write(ctx context.Context, wr *streams.Writer, t target, n int) ([]string, error) {
 	changes := make([]streams.Change, n)
 	for i := range changes {
-		changes[i] = streams.Change{Type: "sale.paid", Object: benchSale}
+		changes[i] = streams.Change{Type: sales.EventPaid, Object: benchSale}
 	}
 	var rs []streams.Recorded
 	err := wr.Run(ctx, streams.Unit{CompanyID: t.company, Actor: streams.Actor{Kind: streams.ActorAPI}},
