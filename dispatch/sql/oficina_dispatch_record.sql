@@ -43,17 +43,16 @@
 -- access loss to mail), the latter two with the endpoint's "url" and
 -- "failing_since" for the mail.
 --
--- Locks, so that two cycles never wait on
--- each other in a cycle: companies in id order; in each, first the
--- endpoints this record changes, in id order (FOR NO KEY UPDATE, which the
--- attempts' foreign-key checks do not wait for; an endpoint only a success
--- touches is locked only when it has a mark to clear), then the deliveries
--- in the order given, which the caller sorts by id. One round trip per
--- cycle whatever its companies, with plans the session keeps. It runs as
--- the caller (SECURITY INVOKER): each company's rows are touched only after
--- set_config('app.company_id', company, true), so row-level security scopes
--- every statement as in a request, and the caller's transaction gets its
--- company back at the end. The workers' only.
+-- Locks, so that two cycles never wait on each other in a cycle: first the
+-- endpoints this record changes, in (company, id) order (FOR NO KEY UPDATE,
+-- which the attempts' foreign-key checks do not wait for; an endpoint only
+-- a success touches is locked only when it has a mark to clear), then the
+-- deliveries in the order given, which the caller sorts by (company, id).
+-- Two statements per cycle whatever its companies (decision 0031), with
+-- plans the session keeps. It runs as the caller (SECURITY INVOKER), its
+-- transaction scoped to the cycle's companies at once (app.company_ids,
+-- the worker role's worker_batch policies) and cleared at the end, so
+-- row-level security limits every statement to them. The workers' only.
 CREATE OR REPLACE FUNCTION oficina_dispatch_record(p_companies text[], p_endpoints text[], p_deliveries text[],
                                                    p_outcomes text[], p_attempts text[], p_started timestamptz[],
                                                    p_codes integer[], p_errors text[], p_details text[],
@@ -61,16 +60,14 @@ CREATE OR REPLACE FUNCTION oficina_dispatch_record(p_companies text[], p_endpoin
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  caller text := current_setting('app.company_id', true);
+  caller text := current_setting('app.company_ids', true);
   n integer := cardinality(p_companies);
-  c text;
   health jsonb;   -- {endpoint: what the record made of it}, the endpoints it changed
   shut text[];    -- of those, the endpoints no longer enabled: their failures are not retried
   part jsonb;
-  result jsonb := '[]';
 BEGIN
   IF n IS NULL OR n = 0 THEN
-    RETURN result;
+    RETURN '[]';
   END IF;
   IF (n = ALL (ARRAY[cardinality(p_endpoints), cardinality(p_deliveries), cardinality(p_outcomes), cardinality(p_attempts),
                      cardinality(p_started), cardinality(p_codes), cardinality(p_errors), cardinality(p_details),
@@ -79,22 +76,20 @@ BEGIN
                  WHERE o IS NULL OR o NOT IN ('succeeded', 'failed', 'endpoint_disabled', 'plan_without_api', 'subscriber_access_lost')) THEN
     RAISE EXCEPTION 'oficina_dispatch_record: arrays of unequal length or an unknown outcome' USING ERRCODE = '22023';
   END IF;
-  FOR c IN SELECT DISTINCT x FROM unnest(p_companies) AS x ORDER BY x LOOP
-    PERFORM set_config('app.company_id', c, true);
+  PERFORM set_config('app.company_ids', array_to_string(ARRAY(SELECT DISTINCT x FROM unnest(p_companies) AS x ORDER BY x), ','), true);
 
     -- The endpoints.
     WITH x AS (
-      SELECT v.endpoint, bool_or(v.outcome = 'succeeded') AS ok, bool_or(v.outcome = 'failed') AS failed,
+      SELECT v.company, v.endpoint, bool_or(v.outcome = 'succeeded') AS ok, bool_or(v.outcome = 'failed') AS failed,
              bool_or(v.outcome = 'subscriber_access_lost') AS lost
         FROM unnest(p_companies, p_endpoints, p_outcomes) AS v(company, endpoint, outcome)
-       WHERE v.company = c
-       GROUP BY v.endpoint
+       GROUP BY v.company, v.endpoint
     ), e AS (
       SELECT e.id, e.url, e.status, e.failing_since, e.access_lost_notified_at, x.ok, x.failed, x.lost
-        FROM public.webhook_endpoints e JOIN x ON x.endpoint = e.id
+        FROM public.webhook_endpoints e JOIN x ON x.endpoint = e.id AND x.company = e.company_id
        WHERE x.failed OR x.ok AND (e.failing_since IS NOT NULL OR e.access_lost_notified_at IS NOT NULL)
           OR x.lost AND e.access_lost_notified_at IS NULL
-       ORDER BY e.id
+       ORDER BY e.company_id, e.id
          FOR NO KEY UPDATE OF e
     ), a AS (
       SELECT e.*,
@@ -135,11 +130,11 @@ BEGIN
         FROM unnest(p_companies, p_endpoints, p_deliveries, p_outcomes, p_attempts, p_started, p_codes, p_errors,
                     p_details, p_retry_at) WITH ORDINALITY
                AS v(company, endpoint, delivery, outcome, aid, started, code, err, detail, retry_at, ord)
-       WHERE v.company = c
     ), was AS (
       -- What a failure or a close finds, to tell a give-up or a close; a
       -- success needs no second look.
-      SELECT o.id, o.status FROM v JOIN public.webhook_deliveries o ON o.id = v.delivery WHERE v.outcome <> 'succeeded'
+      SELECT o.id, o.status FROM v JOIN public.webhook_deliveries o ON o.id = v.delivery AND o.company_id = v.company
+       WHERE v.outcome <> 'succeeded' AND o.id = ANY (p_deliveries)
     ), d AS (
       UPDATE public.webhook_deliveries AS d SET
              status = CASE WHEN d.status <> 'pending' OR v.retry THEN d.status
@@ -153,7 +148,8 @@ BEGIN
              error = CASE WHEN v.outcome = 'succeeded' THEN NULL WHEN v.attempt THEN v.err ELSE v.outcome END,
              updated_at = p_now
         FROM v
-       WHERE d.id = v.delivery AND d.endpoint_id = v.endpoint AND (v.attempt OR d.status = 'pending')
+       WHERE d.id = v.delivery AND d.company_id = v.company AND d.endpoint_id = v.endpoint AND d.id = ANY (p_deliveries)
+         AND (v.attempt OR d.status = 'pending')
       RETURNING v.ord, v.outcome, v.attempt, v.aid, v.started, v.code, v.err, v.detail,
                 d.id, d.company_id, d.endpoint_id, d.kind, d.status, d.attempt_count, d.next_attempt_at
     ), i AS (
@@ -190,10 +186,8 @@ BEGIN
               FROM v) AS v
       LEFT JOIN d ON d.ord = v.ord
       LEFT JOIN was ON was.id = v.delivery;
-    result := result || coalesce(part, '[]');
-  END LOOP;
-  PERFORM set_config('app.company_id', coalesce(caller, ''), true);
-  RETURN result;
+  PERFORM set_config('app.company_ids', coalesce(caller, ''), true);
+  RETURN coalesce(part, '[]');
 END $$;
 
 REVOKE ALL ON FUNCTION oficina_dispatch_record(text[], text[], text[], text[], text[], timestamptz[], integer[], text[],

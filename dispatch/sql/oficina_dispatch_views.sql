@@ -1,47 +1,57 @@
 -- What the dispatcher checks before sending (dispatch's store), for
 -- parallel arrays of (company, delivery, endpoint): per company, its
 -- deliveries' status, type and attempts so far (the retry schedule's
--- place), the endpoints, the plan, the subscribing
--- keys and members (with the keys' creators). Returns {company: view}.
+-- place), the endpoints, the plan, the subscribing keys and members (with
+-- the keys' creators). Returns {company: view}, one key per company asked
+-- ("company" null when it does not exist); a row counts for the company
+-- the input names only when it is that company's.
 --
--- One round trip per batch whatever its companies, with plans the session
--- keeps. It runs as the caller (SECURITY INVOKER): each company's rows are
--- read only after set_config('app.company_id', company, true), so row-level
--- security scopes every statement as in a request, and the caller's
--- transaction gets its company back at the end. The workers' only.
+-- One statement for all the companies (decision 0031): the transaction is
+-- scoped to them at once through app.company_ids, which the worker role's
+-- worker_batch policies read, and cleared at the end, so row-level
+-- security still limits every read to the companies asked. SECURITY
+-- INVOKER, the workers' only.
 CREATE OR REPLACE FUNCTION oficina_dispatch_views(p_companies text[], p_deliveries text[], p_endpoints text[])
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  caller text := current_setting('app.company_id', true);
-  c text;
-  v jsonb;
-  result jsonb := '{}';
+  caller text := current_setting('app.company_ids', true);
+  result jsonb;
 BEGIN
-  FOR c IN SELECT DISTINCT x FROM unnest(p_companies) AS x ORDER BY x LOOP
-    PERFORM set_config('app.company_id', c, true);
-    WITH r AS (
-      SELECT r.delivery, r.endpoint FROM unnest(p_companies, p_deliveries, p_endpoints) AS r(company, delivery, endpoint)
-       WHERE r.company = c
-    ), e AS (
-      SELECT * FROM public.webhook_endpoints WHERE id IN (SELECT endpoint FROM r)
-    ), k AS (
-      SELECT * FROM public.api_keys WHERE id IN (SELECT subscriber_key_id FROM e)
-    )
-    SELECT jsonb_build_object(
-      'deliveries', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type,
-                                                                   'attempt_count', d.attempt_count)), '[]')
-                       FROM public.webhook_deliveries d WHERE d.id IN (SELECT delivery FROM r)),
-      'endpoints', (SELECT coalesce(jsonb_agg(to_jsonb(e)), '[]') FROM e),
-      'company', (SELECT jsonb_build_object('id', co.id, 'plan', co.plan, 'api_enabled', co.api_enabled)
-                    FROM public.companies co WHERE co.id = c),
-      'keys', (SELECT coalesce(jsonb_agg(to_jsonb(k) - 'secret_hash'), '[]') FROM k),
-      'members', (SELECT coalesce(jsonb_agg(to_jsonb(m)), '[]') FROM public.members m
-                   WHERE m.id IN (SELECT subscriber_member_id FROM e) OR m.id IN (SELECT created_by FROM k)))
-    INTO v;
-    result := result || jsonb_build_object(c, v);
-  END LOOP;
-  PERFORM set_config('app.company_id', coalesce(caller, ''), true);
+  PERFORM set_config('app.company_ids', array_to_string(ARRAY(SELECT DISTINCT x FROM unnest(p_companies) AS x ORDER BY x), ','), true);
+  WITH r AS (
+    SELECT * FROM unnest(p_companies, p_deliveries, p_endpoints) AS r(company, delivery, endpoint)
+  ), e AS (
+    SELECT e.* FROM public.webhook_endpoints e
+     WHERE e.id = ANY (p_endpoints) AND EXISTS (SELECT 1 FROM r WHERE r.endpoint = e.id AND r.company = e.company_id)
+  ), k AS (
+    SELECT k.* FROM public.api_keys k WHERE (k.company_id, k.id) IN (SELECT company_id, subscriber_key_id FROM e)
+  ), d AS (
+    SELECT d.company_id, jsonb_agg(jsonb_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type,
+                                                      'attempt_count', d.attempt_count)) AS j
+      FROM public.webhook_deliveries d
+     WHERE d.id = ANY (p_deliveries) AND EXISTS (SELECT 1 FROM r WHERE r.delivery = d.id AND r.company = d.company_id)
+     GROUP BY d.company_id
+  ), ej AS (
+    SELECT e.company_id, jsonb_agg(to_jsonb(e)) AS j FROM e GROUP BY e.company_id
+  ), kj AS (
+    SELECT k.company_id, jsonb_agg(to_jsonb(k) - 'secret_hash') AS j FROM k GROUP BY k.company_id
+  ), mj AS (
+    SELECT m.company_id, jsonb_agg(to_jsonb(m)) AS j FROM public.members m
+     WHERE (m.company_id, m.id) IN (SELECT company_id, subscriber_member_id FROM e)
+        OR (m.company_id, m.id) IN (SELECT company_id, created_by FROM k)
+     GROUP BY m.company_id
+  )
+  SELECT coalesce(jsonb_object_agg(c.id, jsonb_build_object(
+           'deliveries', coalesce(d.j, '[]'), 'endpoints', coalesce(ej.j, '[]'),
+           'company', (SELECT jsonb_build_object('id', co.id, 'plan', co.plan, 'api_enabled', co.api_enabled)
+                         FROM public.companies co WHERE co.id = c.id),
+           'keys', coalesce(kj.j, '[]'), 'members', coalesce(mj.j, '[]'))), '{}')
+    INTO result
+    FROM (SELECT DISTINCT x AS id FROM unnest(p_companies) AS x) c
+    LEFT JOIN d ON d.company_id = c.id LEFT JOIN ej ON ej.company_id = c.id
+    LEFT JOIN kj ON kj.company_id = c.id LEFT JOIN mj ON mj.company_id = c.id;
+  PERFORM set_config('app.company_ids', coalesce(caller, ''), true);
   RETURN result;
 END $$;
 

@@ -65,8 +65,9 @@ type catalogueFunc struct {
 	SetsCompany bool   `bun:"sets_company"`
 }
 
-// setsCompany matches a function body that sets app.company_id.
-const setsCompany = `p.prosrc ~ 'set_config\s*\(\s*''app\.company_id'''`
+// setsCompany matches a function body that sets app.company_id, or the
+// worker's batch scope app.company_ids (decision 0031).
+const setsCompany = `p.prosrc ~ 'set_config\s*\(\s*''app\.company_ids?'''`
 
 // crossCompanyFunctions reads from the catalogue every function of public
 // that runs as its definer, sets app.company_id, or is granted to the
@@ -177,12 +178,13 @@ func TestCrossCompanyFunctionsRestoreTheCallersCompany(t *testing.T) {
 			if err := exec(ctx, tx, call, b.Company.ID); err != nil {
 				return err
 			}
-			var scoped string
-			if err := tx.QueryRowContext(ctx, "SELECT current_setting('app.company_id', true)").Scan(&scoped); err != nil {
+			var scoped, batch string
+			if err := tx.QueryRowContext(ctx, "SELECT current_setting('app.company_id', true), coalesce(current_setting('app.company_ids', true), '')").
+				Scan(&scoped, &batch); err != nil {
 				return err
 			}
-			if scoped != a.Company.ID {
-				t.Errorf("after %s the transaction is scoped to %q, want %q", call, scoped, a.Company.ID)
+			if scoped != a.Company.ID || batch != "" {
+				t.Errorf("after %s the transaction is scoped to %q and batch %q, want %q and none", call, scoped, batch, a.Company.ID)
 			}
 			var members []string
 			if err := tx.NewSelect().Table("members").Column("company_id").Scan(ctx, &members); err != nil {
@@ -298,5 +300,43 @@ func TestTheLogsPartitionsAreReachableOnlyThroughTheirParents(t *testing.T) {
 				t.Errorf("as the %s role, reading %s directly: %v, want permission denied", role, p, err)
 			}
 		}
+	}
+}
+
+// Decision 0031: a worker's batch scope (app.company_ids, which the
+// dispatcher's cycle functions set) reaches the companies it lists and no
+// other, and means nothing to the request role.
+func TestTheWorkerBatchScopeReachesOnlyItsCompanies(t *testing.T) {
+	t.Parallel()
+	a := testkit.NewCompany(t, tenant.CompanyInput{})
+	b := testkit.NewCompany(t, tenant.CompanyInput{})
+	c := testkit.NewCompany(t, tenant.CompanyInput{})
+	read := func(idb *bun.DB, scope string) map[string]bool {
+		seen := map[string]bool{}
+		err := idb.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.ExecContext(ctx, "SELECT set_config('app.company_ids', ?, true)", scope); err != nil {
+				return err
+			}
+			var companies []string
+			if err := tx.NewSelect().Table("members").Column("company_id").
+				Where("company_id IN (?, ?, ?)", a.Company.ID, b.Company.ID, c.Company.ID).Scan(ctx, &companies); err != nil {
+				return err
+			}
+			for _, co := range companies {
+				seen[co] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	scope := a.Company.ID + "," + b.Company.ID
+	if seen := read(testkit.WorkerDB(t), scope); !seen[a.Company.ID] || !seen[b.Company.ID] || seen[c.Company.ID] {
+		t.Errorf("the worker scoped to %s reads the members of %v", scope, seen)
+	}
+	if seen := read(testkit.DB(t), scope); len(seen) != 0 {
+		t.Errorf("the request role with a batch scope reads the members of %v, want none", seen)
 	}
 }
