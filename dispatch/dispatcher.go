@@ -75,8 +75,11 @@ func (d *Dispatcher) Owned() []int {
 }
 
 // handle runs one delivery message: checks, the attempt, its record.
-// health reports the endpoint's failing state as read from the database.
-func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool)) (outcome, error) {
+// health reports the endpoint's failing state as read from the database;
+// answered is told, right after the send and before its record, whether
+// the receiver answered 2xx: the endpoint's slot is free from then on
+// (decision 0031), the record only holds the message.
+func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool), answered func(ok bool)) (outcome, error) {
 	res, err := d.cycles.do(ctx, stageReq{prepare: &dm})
 	pl := res.plan
 	if err != nil {
@@ -101,6 +104,7 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, hea
 		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
 	}
 	done := d.cfg.WallNow()
+	answered(r.ok())
 	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
 	rec := &recordReq{dm: dm, started: started, r: r}
 	if !r.ok() {

@@ -232,27 +232,42 @@ func (w *partition) admit(msg jetstream.Msg) {
 
 func (w *partition) run(j job) {
 	w.wg.Go(func() {
+		freed := false
 		out, err := w.d.handle(w.hard, j.dm, func(failing bool) {
 			w.mu.Lock()
 			w.g.setFailing(j.dm.CompanyID, j.dm.EndpointID, failing)
 			w.mu.Unlock()
+		}, func(ok bool) {
+			// The receiver has answered: its slot goes to the next job
+			// while this one's outcome is recorded (a failure leaves the
+			// endpoint failing, as its record will say).
+			freed = true
+			w.free(j, true, ok, !ok)
 		})
 		w.finish(j, out, err)
-		w.mu.Lock()
-		start, park := w.g.done(j, out.sent, out.ok, out.failing)
-		var delays []time.Duration
-		for range park {
-			_, ep := w.g.state(j.dm.CompanyID, j.dm.EndpointID)
-			delays = append(delays, w.g.parkFor(ep))
-		}
-		w.mu.Unlock()
-		for _, s := range start {
-			w.run(s)
-		}
-		for i, p := range park {
-			w.park(p, delays[i])
+		if !freed {
+			w.free(j, out.sent, out.ok, out.failing)
 		}
 	})
+}
+
+// free gives j's slot back to the gate and starts (or parks) what it lets
+// through.
+func (w *partition) free(j job, sent, ok, failing bool) {
+	w.mu.Lock()
+	start, park := w.g.done(j, sent, ok, failing)
+	var delays []time.Duration
+	for range park {
+		_, ep := w.g.state(j.dm.CompanyID, j.dm.EndpointID)
+		delays = append(delays, w.g.parkFor(ep))
+	}
+	w.mu.Unlock()
+	for _, s := range start {
+		w.run(s)
+	}
+	for i, p := range park {
+		w.park(p, delays[i])
+	}
 }
 
 // finish acks the message, after scheduling the next attempt when there is
