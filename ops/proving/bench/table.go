@@ -88,6 +88,21 @@ func targetRows(early, late string) []targetRow {
 					fmtv(fs, "deliveries_sustainable_per_s", "rate") + "/s"
 			},
 			ratio: func(Figures) string { return "" }},
+		{figure: "PostgreSQL CPU per sustained delivery", target: "≤ 0.15 ms",
+			value: func(fs Figures) string {
+				return fmtv(fs, "deliveries_sustained_cpu_ms_postgres", "%.3f") + " ms (dispatcher " +
+					fmtv(fs, "deliveries_sustained_cpu_ms_dispatch", "%.3f") + " ms)"
+			},
+			ratio: func(Figures) string { return "" }},
+		{figure: "log bytes per delivery (events, deliveries, attempts with their indexes, after the sustained run)", target: "≤ 2× the body",
+			value: func(fs Figures) string { return fmtv(fs, "log_bytes_per_delivery", "rate") + " B" },
+			ratio: func(Figures) string { return "" }},
+		{figure: "retention: dropping one day of the log", target: "reported; not growing with the rows",
+			value: func(fs Figures) string {
+				return fmtv(fs, "retention_drop_ms_10000", "%.0f") + " ms for 10,000 deliveries, " +
+					fmtv(fs, "retention_drop_ms_1000000", "%.0f") + " ms for 1,000,000"
+			},
+			ratio: func(Figures) string { return "" }},
 		{figure: "isolation (failing endpoint, backlog)", target: "others' p99 + ≤ 5 ms",
 			value: func(fs Figures) string {
 				return "+" + fmtv(fs, "isolation_added_p99_ms", "%.1f") + " ms: p99 " + fmtv(fs, "e2e_p99_ms", "%.1f") + " ms (" +
@@ -145,7 +160,7 @@ func RenderTable(r *Report) string {
 		// figures are read with it.
 		b.WriteString("Taken with `-profile` (Go CPU profiles of each scenario's first run, PostgreSQL's `track_functions`).\n\n")
 	}
-	b.WriteString("| Figure | Value (median of runs) | Ratio to the quiet ceiling | Target (issue 16) |\n|---|---|---|---|\n")
+	b.WriteString("| Figure | Value (median of runs) | Ratio to the quiet ceiling | Target (issues 16, 25) |\n|---|---|---|---|\n")
 	for _, row := range targetRows(meta("early_seconds"), meta("late_seconds")) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.figure, row.value(r.Figures), row.ratio(r.Figures), row.target)
 	}
