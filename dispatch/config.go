@@ -93,11 +93,8 @@ type Config struct {
 	MaxAckPending           int
 	// CompanyShare is what one company keeps of a full partition's
 	// MaxAckPending (in flight and waiting) while more messages wait behind
-	// it: the excess is parked so the others can be fetched. Default half
-	// of MaxAckPending: at a quarter, a partition of three busy companies
-	// parked and fetched again most of what it received (make bench: up to
-	// 23,000 parked at once, 2,657 deliveries/s; at half, 1,706 and 3,842/s,
-	// and the failing-endpoint isolation no worse).
+	// it: the excess is parked so the others can be fetched. Default a
+	// quarter of MaxAckPending.
 	CompanyShare int
 	// BatchSize bounds the deliveries sharing one database transaction
 	// before or after their sends; BatchWorkers transactions of each kind
@@ -149,7 +146,7 @@ func (c Config) withDefaults() (Config, error) {
 	// Held messages stay un-acked (kept alive past AckWait), so a company
 	// holding the whole MaxAckPending would keep its partition's other
 	// companies from being fetched: a full partition trims each to its share.
-	defi(&c.CompanyShare, c.MaxAckPending/2)
+	defi(&c.CompanyShare, c.MaxAckPending/4)
 	c.CompanyShare = max(c.CompanyShare, c.CompanyCap+1)
 	return c, nil
 }
