@@ -50,9 +50,12 @@ func (l *Limiter) failed(err error) {
 
 // decideLocal decides the batch by this process's share of each ceiling:
 // allowed while what this process allowed in the window (before the
-// outage too) is under its share. The shares of the live processes add
-// up to the ceiling, so together they never allow more than it in any
-// window, whatever the balancer sends where (decision 0018).
+// outage too) is under its share, and while the shared log as this process
+// last saw it, with what its share allowed since, has room. The shares of
+// the live processes add up to the ceiling; the second condition covers a
+// process that allowed more than its share before the outage (the
+// balancer sent it more), whose excess the others' shares cannot know of
+// otherwise (decision 0018).
 func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	if len(batch) == 0 {
 		return
@@ -64,13 +67,20 @@ func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	}
 	now := l.cfg.BusinessNow()
 	ms, span := now.UnixMilli(), l.cfg.Window.Milliseconds()
+	seen, err := decodeWindow(ln.state)
+	if err != nil {
+		seen = window{} // as decide: unreadable state counts nothing
+	}
+	seen.merge(ln.pending)
 	keep := 0
 	for _, w := range batch {
 		ln.limit = w.limit
-		d := l.judgeShare(&ln.own, ms, w.limit, 0)
+		d := combine(l.judge(&seen, ms, w.limit, 0), l.judgeShare(&ln.own, ms, w.limit, 0))
 		if d.Allowed {
-			ln.own.add(quantize(ms, w.limit, span))
-			ln.pending.add(quantize(ms, w.limit, span))
+			at := quantize(ms, w.limit, span)
+			ln.own.add(at)
+			ln.pending.add(at)
+			seen.add(at)
 		}
 		d.Local = true
 		w.d = d

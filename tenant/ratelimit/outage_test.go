@@ -258,3 +258,54 @@ func TestPresenceSharesAddUpToTheCeiling(t *testing.T) {
 		t.Fatalf("p2 silent past Stale: %d processes, share %d; want 1 and the whole ceiling", ps[0].Processes(), ps[0].Share(10))
 	}
 }
+
+// Issue 15 item 6, decision 0018: the ceiling holds through an outage also
+// when the balancer sent one process more than its share before it. That
+// excess is in the shared log as the other process last saw it, so the
+// other's share (counting only its own requests) does not add to it as
+// the window slides on.
+func TestCeilingHoldsWhenTheProcessesSharedTheWindowUnevenly(t *testing.T) {
+	t.Parallel()
+	ns := testkit.NewRestartableNATS(t)
+	clk := newClock()
+	const patient = 10 * time.Second
+	a, b := newAPIProcess(t, ns.URL(), "a", clk, patient), newAPIProcess(t, ns.URL(), "b", clk, patient)
+	ctx := context.Background()
+	for _, p := range []*apiProcess{a, b, a} {
+		if err := p.pres.Beat(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const ceiling = 9 // shares: a 5, b 4
+	start := clk.Now()
+	for i, p := range []*apiProcess{a, a, a, a, b, b, b, b, b} { // b: one over its share
+		clk.Advance(100 * time.Millisecond)
+		if d := p.take(t, "co_uneven", ceiling); !d.Allowed || d.Local {
+			t.Fatalf("before the outage, request %d: %+v", i, d)
+		}
+	}
+	clk.Advance(100 * time.Millisecond)
+	if d := a.take(t, "co_uneven", ceiling); d.Allowed || d.Local { // a now knows the log is full
+		t.Fatalf("the tenth request: %+v, want refused by the shared log", d)
+	}
+	// a's first two requests leave the window: 7 are left in it, b's 5
+	// among them.
+	clk.Advance(start.Add(time.Minute + 250*time.Millisecond).Sub(clk.Now()))
+	ns.Stop()
+	testkit.Eventually(t, "both processes to see NATS gone", func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() })
+	allowed := map[string]int{}
+	for i := range 8 {
+		clk.Advance(5 * time.Millisecond)
+		name, p := "a", a
+		if i%4 == 3 {
+			name, p = "b", b
+		}
+		if d := p.take(t, "co_uneven", ceiling); d.Allowed {
+			allowed[name]++
+		}
+	}
+	if allowed["a"] != 2 || allowed["b"] != 0 {
+		t.Fatalf("allowed during the outage: a %d, b %d; want a 2 (7 of 9 in the window, although a's share of 5 "+
+			"has 3 left) and b none (5 of its share of 4 used)", allowed["a"], allowed["b"])
+	}
+}
