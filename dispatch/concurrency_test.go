@@ -303,3 +303,50 @@ func TestHealthyBacklogHeldNotParked(t *testing.T) {
 		t.Errorf("%d messages of a healthy endpoint parked, want 0", p)
 	}
 }
+
+// Spec 3.3 (a disabled endpoint gets no attempt) with preparing ahead: a
+// job that waited in its endpoint's queue while the endpoint was disabled
+// is read again when its plan is older than PlanFresh, and closed without
+// a send.
+func TestAJobPreparedWhileWaitingIsReadAgainWhenStale(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	release := make(chan struct{})
+	m := newMeter()
+	srv, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		m.enter(r.URL.Path)
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	co := company(t, tenant.PlanSupra)
+	ep := newEndpoint(t, co, srv.URL, webhooks.Subscriber{MemberID: co.Owner.ID})
+	const fresh = 50 * time.Millisecond
+	e.start(t, dispatch.Config{Client: guardClient(t, srv, true), PlanFresh: fresh})
+	var ids []string
+	for range dispatch.DefaultEndpointCap + 1 {
+		ids = append(ids, e.enqueue(t, co, ep, "sale.paid").DeliveryID)
+	}
+	testkit.Eventually(t, "the endpoint's slots to be taken", func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.total == dispatch.DefaultEndpointCap
+	})
+	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewUpdate().Table("webhook_endpoints").Set("status = ?", webhooks.StatusDisabled).
+			Where("id = ?", ep.ID).Exec(ctx)
+		return err
+	})
+	time.Sleep(2 * fresh) // the waiting job's plan, read before the disable, goes stale
+	close(release)
+	closed := 0
+	for _, id := range ids {
+		d := waitFor(t, co, id, func(d streams.Delivery) bool { return d.Status != streams.StatusPending })
+		if ptrStr(d.Error) == dispatch.ErrEndpointDisabled && d.AttemptCount == 0 {
+			closed++
+		}
+	}
+	if closed != 1 || m.maxTotal != dispatch.DefaultEndpointCap {
+		t.Fatalf("%d deliveries closed as disabled, %d sent at most at once; want the waiting one closed without a "+
+			"send, the %d in flight sent", closed, m.maxTotal, dispatch.DefaultEndpointCap)
+	}
+}

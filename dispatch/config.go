@@ -32,6 +32,7 @@ const (
 	DefaultFailingProbe      = 5 * time.Second
 	DefaultAckWait           = 30 * time.Second
 	DefaultLeaseTTL          = 10 * time.Second
+	DefaultPlanFresh         = time.Second
 	// DefaultMaxAckPending bounds the un-acked messages of a partition:
 	// what waits in memory for a free slot. JetStream keeps the rest of a
 	// healthy backlog (decision 0023).
@@ -96,6 +97,11 @@ type Config struct {
 	// it: the excess is parked so the others can be fetched. Default a
 	// quarter of MaxAckPending.
 	CompanyShare int
+	// PlanFresh is how old a plan prepared while its job waited in a queue
+	// (ahead.go) may be when its send starts; an older one is read again,
+	// so an endpoint disabled, or a subscriber who lost access, while the
+	// job waited is seen within PlanFresh. Default 1 s.
+	PlanFresh time.Duration
 	// BatchSize bounds the deliveries sharing one database transaction
 	// before or after their sends; BatchWorkers transactions of each kind
 	// run at once.
@@ -133,6 +139,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.FailingProbeInterval, DefaultFailingProbe)
 	def(&c.AckWait, DefaultAckWait)
 	def(&c.LeaseTTL, DefaultLeaseTTL)
+	def(&c.PlanFresh, DefaultPlanFresh)
 	defi := func(n *int, v int) {
 		if *n == 0 {
 			*n = v

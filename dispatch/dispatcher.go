@@ -74,13 +74,13 @@ func (d *Dispatcher) Owned() []int {
 	return m.Owned()
 }
 
-// handle runs one delivery message: checks, the attempt, its record.
-// health reports the endpoint's failing state as read from the database;
+// handle runs one delivery message: checks (prepared ahead when pre
+// holds a fresh plan), the attempt, its record. health reports the endpoint's failing state as read from the database;
 // answered is told, right after the send and before its record, whether
 // the receiver answered 2xx: the endpoint's slot is free from then on
 // (decision 0031), the record only holds the message.
-func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, health func(failing bool), answered func(ok bool)) (outcome, error) {
-	res, err := d.cycles.do(ctx, stageReq{prepare: &dm})
+func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre *ahead, health func(failing bool), answered func(ok bool)) (outcome, error) {
+	res, err := d.plan(ctx, dm, pre)
 	pl := res.plan
 	if err != nil {
 		return outcome{}, err

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -52,6 +53,8 @@ type job struct {
 	dm  streams.DeliveryMessage
 	// retry: the message is the delivery's scheduled retry, due now.
 	retry bool
+	// pre is its plan, prepared while it waits in a queue (ahead.go).
+	pre *ahead
 }
 
 func newGate(c Config) *gate {
@@ -215,4 +218,18 @@ func anyFailing(co *companyState) bool {
 func (g *gate) setFailing(company, endpointID string, failing bool) {
 	_, ep := g.state(company, endpointID)
 	ep.failing = failing
+}
+
+// front returns (a copy of) the jobs at the front of the endpoint's queue,
+// at most n: those its next slots take.
+func (g *gate) front(company, endpointID string, n int) []job {
+	co := g.companies[company]
+	if co == nil {
+		return nil
+	}
+	ep := co.endpoints[endpointID]
+	if ep == nil {
+		return nil
+	}
+	return slices.Clone(ep.queue[:min(n, len(ep.queue))])
 }

@@ -213,7 +213,7 @@ func (w *partition) admit(msg jetstream.Msg) {
 	if !w.hold(dm.DeliveryID, msg) {
 		return
 	}
-	j := job{msg: msg, dm: dm, retry: msg.Headers().Get(headerRetry) != ""}
+	j := job{msg: msg, dm: dm, retry: msg.Headers().Get(headerRetry) != "", pre: newAhead()}
 	w.mu.Lock()
 	start, park := w.g.admit(j)
 	var delay time.Duration
@@ -227,13 +227,26 @@ func (w *partition) admit(msg jetstream.Msg) {
 		w.run(j)
 	case park:
 		w.park(j, delay)
+	default:
+		w.prepareFront(j.dm.CompanyID, j.dm.EndpointID)
+	}
+}
+
+// prepareFront prepares ahead the jobs at the front of an endpoint's
+// queue that are not yet being prepared.
+func (w *partition) prepareFront(company, endpointID string) {
+	w.mu.Lock()
+	front := w.g.front(company, endpointID, aheadDepth)
+	w.mu.Unlock()
+	for _, j := range front {
+		j.pre.launch(w.hard, w.d, j.dm, w.wg.Go)
 	}
 }
 
 func (w *partition) run(j job) {
 	w.wg.Go(func() {
 		freed := false
-		out, err := w.d.handle(w.hard, j.dm, func(failing bool) {
+		out, err := w.d.handle(w.hard, j.dm, j.pre, func(failing bool) {
 			w.mu.Lock()
 			w.g.setFailing(j.dm.CompanyID, j.dm.EndpointID, failing)
 			w.mu.Unlock()
@@ -264,6 +277,14 @@ func (w *partition) free(j job, sent, ok, failing bool) {
 	w.mu.Unlock()
 	for _, s := range start {
 		w.run(s)
+	}
+	// The queues that moved have new jobs at their front.
+	moved := map[string]bool{}
+	for _, s := range start {
+		if !moved[s.dm.EndpointID] {
+			moved[s.dm.EndpointID] = true
+			w.prepareFront(s.dm.CompanyID, s.dm.EndpointID)
+		}
 	}
 	for i, p := range park {
 		w.park(p, delays[i])

@@ -1,0 +1,60 @@
+package dispatch
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"oficina/streams"
+)
+
+// Preparing ahead: a job queued behind its endpoint's cap is prepared while
+// it waits (its views read, its secrets opened), so when a slot frees its
+// send starts at once and the slot is held by the send alone, not by a
+// cycle's wait as well. Only the front of each queue is prepared ahead —
+// the jobs the next slots take —, so what a full partition parks (the
+// newest queued) was not read for nothing.
+
+// aheadDepth is how many jobs at the front of an endpoint's queue are
+// prepared ahead: the endpoint's next wave of sends.
+const aheadDepth = DefaultEndpointCap
+
+// ahead is a job's plan prepared while it waits. A job is copied through
+// the gate's queues; they all share one ahead.
+type ahead struct {
+	launched atomic.Bool
+	done     chan struct{}
+	res      stageRes
+	err      error
+	at       time.Time // when the plan was read
+}
+
+func newAhead() *ahead { return &ahead{done: make(chan struct{})} }
+
+// launch starts preparing dm with spawn unless that has started already.
+func (a *ahead) launch(ctx context.Context, d *Dispatcher, dm streams.DeliveryMessage, spawn func(func())) {
+	if a == nil || !a.launched.CompareAndSwap(false, true) {
+		return
+	}
+	spawn(func() {
+		defer close(a.done)
+		a.res, a.err = d.cycles.do(ctx, stageReq{prepare: &dm})
+		a.at = time.Now()
+	})
+}
+
+// plan is dm's plan: the one prepared ahead when it is there and fresh,
+// otherwise one read now.
+func (d *Dispatcher) plan(ctx context.Context, dm streams.DeliveryMessage, a *ahead) (stageRes, error) {
+	if a != nil && a.launched.Load() {
+		select {
+		case <-a.done:
+			if a.err == nil && time.Since(a.at) <= d.cfg.PlanFresh {
+				return a.res, nil
+			}
+		case <-ctx.Done():
+			return stageRes{}, ctx.Err()
+		}
+	}
+	return d.cycles.do(ctx, stageReq{prepare: &dm})
+}
