@@ -181,12 +181,20 @@ type WebhookEndpointDeleted struct {
 	Deleted bool   `json:"deleted"`
 }
 
-// Delete removes an endpoint with its delivery log. Deliveries already on
-// DELIVERIES find no row and are dropped by the dispatcher.
+// Delete removes an endpoint with its delivery log (the log has no
+// foreign keys to cascade: decision 0032). Deliveries already on
+// DELIVERIES find no row and are dropped by the dispatcher; one a write
+// recorded concurrently, having read the endpoint before this commits, is
+// dropped so too and leaves with its partition.
 func Delete(ctx context.Context, tx bun.IDB, id string) (WebhookEndpointDeleted, error) {
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return WebhookEndpointDeleted{}, err
+	}
+	for _, log := range []string{"webhook_attempts", "webhook_deliveries"} {
+		if _, err := tx.NewDelete().TableExpr(log).Where("company_id = ? AND endpoint_id = ?", e.CompanyID, e.ID).Exec(ctx); err != nil {
+			return WebhookEndpointDeleted{}, fmt.Errorf("webhooks: delete the log of %s: %w", id, err)
+		}
 	}
 	if _, err := tx.NewDelete().Model(e).WherePK().Exec(ctx); err != nil {
 		return WebhookEndpointDeleted{}, fmt.Errorf("webhooks: delete %s: %w", id, err)
