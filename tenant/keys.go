@@ -70,9 +70,9 @@ func CreateKey(ctx context.Context, tx bun.IDB, companyID string, in KeyInput, n
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	company := new(Company)
-	if err := tx.NewSelect().Model(company).Where("id = ?", companyID).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	company, err := db.ByID[Company](ctx, tx, "co", companyID, true)
+	if err != nil {
+		return nil, err
 	}
 	member, err := GetMember(ctx, tx, in.MemberID)
 	if err != nil {

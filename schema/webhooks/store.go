@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
+	"oficina/schema/db"
 	"oficina/schema/field"
 	"oficina/schema/ids"
 	"oficina/schema/secretbox"
@@ -72,9 +73,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	if err := checkURL(ctx, guard, in.URL); err != nil {
 		return nil, err
 	}
-	company := new(tenant.Company)
-	if err := tx.NewSelect().Model(company).Where("id = ?", companyID).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	company, err := db.ByID[tenant.Company](ctx, tx, "co", companyID, true)
+	if err != nil {
+		return nil, err
 	}
 	n, err := Count(ctx, tx)
 	if err != nil {
