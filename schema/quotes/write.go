@@ -208,7 +208,11 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 	if q.Status == StatusApproved || q.Status == StatusCanceled {
 		return nil, apierr.New(apierr.Conflict)
 	}
-	before := q.View()
+	before, err := streams.Snap(q.View())
+	if err != nil {
+		return nil, err
+	}
+	status := q.Status
 	var f apierr.Fields
 	p.apply(q, &f)
 	if err := f.Err(); err != nil {
@@ -219,7 +223,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 			return nil, err
 		}
 	}
-	return q, save(ctx, tx, w, q, before)
+	return q, save(ctx, tx, w, q, before, status)
 }
 
 // SetStatus changes the status (dashboard action) and records
@@ -241,9 +245,13 @@ func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status str
 		(q.Status == StatusApproved && (q.ConvertedOrderID != nil || q.ConvertedSaleID != nil)) {
 		return nil, apierr.New(apierr.Conflict)
 	}
-	before := q.View()
+	before, err := streams.Snap(q.View())
+	if err != nil {
+		return nil, err
+	}
+	was := q.Status
 	q.setStatus(status, w)
-	return q, save(ctx, tx, w, q, before)
+	return q, save(ctx, tx, w, q, before, was)
 }
 
 func (q *Row) setStatus(status string, w *streams.Write) {
@@ -257,9 +265,10 @@ func (q *Row) setStatus(status string, w *streams.Write) {
 }
 
 // save writes a changed quote and records its events: quote.status_changed
-// when the status moved, then quote.updated with the changed fields.
-func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before Quote) error {
-	fields, err := streams.ChangedFields(before, q.View())
+// when the status moved from status, then quote.updated with the changed
+// fields.
+func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before streams.Snapshot, status string) error {
+	fields, err := before.Changed(q.View())
 	if err != nil || len(fields) == 0 {
 		return err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
@@ -269,7 +278,7 @@ func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before Quot
 	}
 	after := q.View()
 	var changes []streams.Change
-	if after.Status != before.Status {
+	if q.Status != status {
 		changes = append(changes, streams.Change{Type: EventStatusChanged, Object: after})
 	}
 	changes = append(changes, streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})

@@ -128,7 +128,10 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 	if err != nil {
 		return nil, err
 	}
-	before := r.View(w.At)
+	before, err := streams.Snap(r.View(w.At))
+	if err != nil {
+		return nil, err
+	}
 	var f apierr.Fields
 	p.apply(r, &f, w.At)
 	if err := f.Err(); err != nil {
@@ -144,14 +147,15 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 			return nil, err
 		}
 	}
-	if fields, err := streams.ChangedFields(before, r.View(w.At)); err != nil || len(fields) == 0 {
+	fields, err := before.Changed(r.View(w.At))
+	if err != nil || len(fields) == 0 {
 		return r, err // nothing changed: no write, no event
 	}
 	r.UpdatedAt = w.At
 	if _, err := tx.NewUpdate().Model(r).ExcludeColumn("id", "company_id", "created_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("tasks: update: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: r.View(w.At), Before: before}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: r.View(w.At), ChangedFields: fields}); err != nil {
 		return nil, err
 	}
 	return r, nil
