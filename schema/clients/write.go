@@ -38,14 +38,14 @@ func (p *ClientUpdate) apply(c *Row, f *apierr.Fields) {
 	}
 	if p.Status.Set {
 		if p.Status.Null || !validStatus(p.Status.Value) {
-			f.Add("status", "invalid_value")
+			f.Add("status", apierr.InvalidValue)
 		}
 		c.Status = p.Status.Value
 	}
 	if p.Notes.Set {
 		c.Notes = p.Notes.Value // null clears to ""
 		if utf8.RuneCountInString(c.Notes) > MaxText {
-			f.Add("notes", "too_long")
+			f.Add("notes", apierr.TooLong)
 		}
 	}
 	if p.Email.Set {

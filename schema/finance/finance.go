@@ -158,7 +158,7 @@ func Post(ctx context.Context, tx bun.IDB, companyID string, t *TransactionRow, 
 // company, or one marked default, becomes the default.
 func CreateAccount(ctx context.Context, tx bun.IDB, companyID, name string, makeDefault bool, now time.Time) (*AccountRow, error) {
 	if name == "" {
-		return nil, apierr.Invalid("name", "required")
+		return nil, apierr.Invalid("name", apierr.Required)
 	}
 	n, err := tx.NewSelect().Model((*AccountRow)(nil)).Count(ctx)
 	if err != nil {

@@ -189,7 +189,7 @@ func UpdateSettings(ctx context.Context, tx bun.IDB, companyID string, in Settin
 		s.RequiredFields = []string{}
 		for i, name := range *in.RequiredFields {
 			if !slices.Contains(RequirableFields, name) {
-				f.Add(fmt.Sprintf("required_fields[%d]", i), errInvalidValue)
+				f.Add(fmt.Sprintf("required_fields[%d]", i), apierr.InvalidValue)
 			} else if !slices.Contains(s.RequiredFields, name) {
 				s.RequiredFields = append(s.RequiredFields, name)
 			}
@@ -197,14 +197,14 @@ func UpdateSettings(ctx context.Context, tx bun.IDB, companyID string, in Settin
 	}
 	if in.TechnicianCompletionOrder != nil {
 		if !slices.Contains(CompletionOrders, *in.TechnicianCompletionOrder) {
-			f.Add("technician_completion_order", errInvalidValue)
+			f.Add("technician_completion_order", apierr.InvalidValue)
 		}
 		s.TechnicianCompletionOrder = *in.TechnicianCompletionOrder
 	}
 	if in.MonthlyOrderQuota.Set {
 		s.MonthlyOrderQuota = in.MonthlyOrderQuota.Ptr()
 		if !tenant.OwnQuotaInRange(s.MonthlyOrderQuota) {
-			f.Add("monthly_order_quota", errOutOfRange)
+			f.Add("monthly_order_quota", apierr.OutOfRange)
 		}
 	}
 	if in.OrderQuotaUnlimited != nil {

@@ -60,9 +60,9 @@ func (in *ServiceCreate) apply(s *ServiceRow) error {
 		s.Name = strings.TrimSpace(in.Name.Value)
 	}
 	if s.Name == "" {
-		f.Add("name", "required")
+		f.Add("name", apierr.Required)
 	} else if utf8.RuneCountInString(s.Name) > MaxName {
-		f.Add("name", "too_long")
+		f.Add("name", apierr.TooLong)
 	}
 	if in.BasePriceCents.Set {
 		s.BasePriceCents = in.BasePriceCents.Value

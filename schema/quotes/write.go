@@ -58,7 +58,7 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (
 	}
 	var f apierr.Fields
 	if !slices.Contains(Statuses, q.Status) {
-		f.Add("status", "invalid_value")
+		f.Add("status", apierr.InvalidValue)
 	}
 	q.check(&f)
 	if err := f.Err(); err != nil {
@@ -93,19 +93,19 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (
 func (q *Row) check(f *apierr.Fields) {
 	switch n := utf8.RuneCountInString(q.ClientName); {
 	case n == 0:
-		f.Add("client_name", "required")
+		f.Add("client_name", apierr.Required)
 	case n > MaxClientName:
-		f.Add("client_name", "too_long")
+		f.Add("client_name", apierr.TooLong)
 	}
 	if utf8.RuneCountInString(q.Notes) > MaxNotes {
-		f.Add("notes", "too_long")
+		f.Add("notes", apierr.TooLong)
 	}
 	for _, c := range []struct {
 		name string
 		v    int64
 	}{{"discount_cents", q.DiscountCents}, {"additional_costs_cents", q.AdditionalCostsCents}, {"recurring_total_cents", q.RecurringTotalCents}} {
 		if c.v < 0 {
-			f.Add(c.name, "out_of_range")
+			f.Add(c.name, apierr.OutOfRange)
 		}
 	}
 	if q.Items == nil {
@@ -114,7 +114,7 @@ func (q *Row) check(f *apierr.Fields) {
 	q.SubtotalCents = 0
 	for i, it := range q.Items {
 		if it.TotalCents < 0 || it.UnitPriceCents < 0 {
-			f.Add(fmt.Sprintf("items[%d].total_cents", i), "out_of_range")
+			f.Add(fmt.Sprintf("items[%d].total_cents", i), apierr.OutOfRange)
 		}
 		q.SubtotalCents += it.TotalCents
 	}
@@ -151,7 +151,7 @@ type QuoteUpdate struct {
 func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
 	notNull := func(name string, set, null bool) {
 		if set && null {
-			f.Add(name, "invalid_value")
+			f.Add(name, apierr.InvalidValue)
 		}
 	}
 	notNull("client_name", p.ClientName.Set, p.ClientName.Null)
@@ -232,7 +232,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 // canceled, and only while it was not converted (409).
 func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status string) (*Row, error) {
 	if !slices.Contains(Statuses, status) {
-		return nil, apierr.Invalid("status", "invalid_value")
+		return nil, apierr.Invalid("status", apierr.InvalidValue)
 	}
 	q, err := Get(ctx, tx, id, true)
 	if err != nil {

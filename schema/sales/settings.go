@@ -109,7 +109,7 @@ func SetSettings(ctx context.Context, tx bun.IDB, companyID string, in SettingsI
 	if in.MonthlySaleQuota.Set {
 		c.MonthlySaleQuota = in.MonthlySaleQuota.Ptr()
 		if !tenant.OwnQuotaInRange(c.MonthlySaleQuota) {
-			return SettingsView{}, apierr.Invalid("monthly_sale_quota", "out_of_range")
+			return SettingsView{}, apierr.Invalid("monthly_sale_quota", apierr.OutOfRange)
 		}
 	}
 	if in.SaleQuotaUnlimited != nil {

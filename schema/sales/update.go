@@ -33,7 +33,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p 
 		checkText(&f, "production_notes", p.ProductionNotes.Value, MaxText)
 	}
 	if p.ProductionStatus.Set && !p.ProductionStatus.Null && !slices.Contains(ProductionStatuses, p.ProductionStatus.Value) {
-		f.Add("production_status", "invalid_value")
+		f.Add("production_status", apierr.InvalidValue)
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
