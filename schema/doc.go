@@ -18,4 +18,7 @@
 // and other modules, never dispatch, http or ops.
 //
 // ops/layering's test holds the whole order (docs/decisions/0025-rooms.md).
+// This package has no code and nothing imports it, so in Go the name
+// schema always means bun's package (github.com/uptrace/bun/schema); the
+// same test keeps it so.
 package schema

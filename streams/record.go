@@ -217,22 +217,43 @@ func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
 	return nil
 }
 
-// ChangedFields lists the top-level fields that differ between two GET
-// representations, alphabetically and without updated_at (spec 6.3 rule 1):
-// what a write would put in changed_fields. Writers use it to skip a write
-// that changes nothing (rule 3).
-func ChangedFields(before, after any) ([]string, error) {
-	b, err := json.Marshal(before)
+// Snapshot is a resource's GET representation taken before a write changes
+// it. It is marshalled at once: the write may change slices that the
+// representation shares with its row, and a snapshot taken lazily would
+// see those changes and miss them.
+type Snapshot struct{ doc json.RawMessage }
+
+// Snap takes the snapshot of view, a GET representation.
+func Snap(view any) (Snapshot, error) {
+	b, err := json.Marshal(view)
 	if err != nil {
-		return nil, fmt.Errorf("streams: marshal before: %w", err)
+		return Snapshot{}, fmt.Errorf("streams: marshal before: %w", err)
 	}
+	return Snapshot{doc: b}, nil
+}
+
+// Changed lists the top-level fields in which after differs from the
+// snapshot, alphabetically and without updated_at (spec 6.3 rule 1): the
+// changed_fields of the write's ".updated" event. None means the write
+// changes nothing, and then it saves and records nothing (rule 3): every
+// update asks this before it writes.
+func (s Snapshot) Changed(after any) ([]string, error) {
 	a, err := json.Marshal(after)
 	if err != nil {
 		return nil, fmt.Errorf("streams: marshal after: %w", err)
 	}
-	fields, err := envelope.ChangedFields(b, a)
+	fields, err := envelope.ChangedFields(s.doc, a)
 	if err != nil {
 		return nil, fmt.Errorf("streams: %w", err)
 	}
 	return fields, nil
+}
+
+// MarshalJSON is the representation as taken, so a Snapshot may be a
+// Change's Before.
+func (s Snapshot) MarshalJSON() ([]byte, error) {
+	if s.doc == nil {
+		return []byte("null"), nil
+	}
+	return s.doc, nil
 }

@@ -45,15 +45,15 @@ func CreateKey(ctx context.Context, tx bun.IDB, companyID string, in KeyInput, n
 		in.CreatedBy = in.MemberID
 	}
 	if in.MemberID == "" {
-		f.Add("member_id", "required")
+		f.Add("member_id", apierr.Required)
 	}
 	if len(in.Permissions) == 0 {
-		f.Add("permissions", "required")
+		f.Add("permissions", apierr.Required)
 	}
 	perms := make([]string, 0, len(in.Permissions))
 	for _, p := range in.Permissions {
 		if !Permission(p).Valid() {
-			f.Add("permissions", "invalid_permission")
+			f.Add("permissions", apierr.InvalidPermission)
 			break
 		}
 		if !slices.Contains(perms, p) {
@@ -62,17 +62,17 @@ func CreateKey(ctx context.Context, tx bun.IDB, companyID string, in KeyInput, n
 	}
 	cidrs := parseCIDRs(in.AllowedCIDRs, &f)
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
-		f.Add("expires_at", "out_of_range")
+		f.Add("expires_at", apierr.OutOfRange)
 	}
 	if len(in.Name) > 200 {
-		f.Add("name", "too_long")
+		f.Add("name", apierr.TooLong)
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	company := new(Company)
-	if err := tx.NewSelect().Model(company).Where("id = ?", companyID).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	company, err := db.ByID[Company](ctx, tx, "co", companyID, true)
+	if err != nil {
+		return nil, err
 	}
 	member, err := GetMember(ctx, tx, in.MemberID)
 	if err != nil {
@@ -83,7 +83,7 @@ func CreateKey(ctx context.Context, tx bun.IDB, companyID string, in KeyInput, n
 		return nil, err
 	}
 	if member.Status != "active" || creator.Status != "active" {
-		return nil, apierr.Invalid("member_id", "invalid_value")
+		return nil, apierr.Invalid("member_id", apierr.InvalidValue)
 	}
 	// Part 5 item 4: a key never acts as a member above its creator's role.
 	if member.Role.Above(creator.Role) {
@@ -156,7 +156,7 @@ func RotateKey(ctx context.Context, tx bun.IDB, id string, grace time.Duration, 
 		return nil, err
 	}
 	if grace < 0 {
-		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
+		return nil, apierr.Invalid("grace_period_seconds", apierr.OutOfRange)
 	}
 	if !old.Active(now) {
 		return nil, apierr.New(apierr.Conflict)
@@ -223,7 +223,7 @@ func RevokeKey(ctx context.Context, tx bun.IDB, id, reason string, now time.Time
 		reason = RevokedManually
 	}
 	if reason != RevokedManually && reason != RevokedExposed {
-		return nil, apierr.Invalid("reason", "invalid_value")
+		return nil, apierr.Invalid("reason", apierr.InvalidValue)
 	}
 	k, err := db.ByID[APIKey](ctx, tx, "key", id, true)
 	if err != nil {

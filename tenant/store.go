@@ -41,23 +41,23 @@ func (in *CompanyInput) apply(c *Company) error {
 		c.Name = strings.TrimSpace(*in.Name)
 	}
 	if c.Name == "" || utf8.RuneCountInString(c.Name) > 200 {
-		f.Add("name", "required")
+		f.Add("name", apierr.Required)
 	}
 	if in.Plan != nil {
 		if !in.Plan.Valid() {
-			f.Add("plan", "invalid_value")
+			f.Add("plan", apierr.InvalidValue)
 		}
 		c.Plan = *in.Plan
 	}
 	if in.SubscriptionStatus != nil {
 		if !slices.Contains(subscriptionStates, *in.SubscriptionStatus) {
-			f.Add("subscription_status", "invalid_value")
+			f.Add("subscription_status", apierr.InvalidValue)
 		}
 		c.SubscriptionStatus = *in.SubscriptionStatus
 	}
 	if in.Status != nil {
 		if *in.Status != "active" && *in.Status != "suspended" {
-			f.Add("status", "invalid_value")
+			f.Add("status", apierr.InvalidValue)
 		}
 		c.Status = *in.Status
 	}
@@ -66,20 +66,20 @@ func (in *CompanyInput) apply(c *Company) error {
 	}
 	if in.Timezone != nil {
 		if _, err := time.LoadLocation(*in.Timezone); err != nil || *in.Timezone == "" || *in.Timezone == "Local" {
-			f.Add("timezone", "invalid_value")
+			f.Add("timezone", apierr.InvalidValue)
 		}
 		c.Timezone = *in.Timezone
 	}
 	if in.Currency != nil {
 		if len(*in.Currency) != 3 || strings.ToUpper(*in.Currency) != *in.Currency {
-			f.Add("currency", "invalid_value")
+			f.Add("currency", apierr.InvalidValue)
 		}
 		c.Currency = *in.Currency
 	}
 	if in.RateLimitOverride.Set {
 		c.RateLimitOverride = in.RateLimitOverride.Ptr()
 		if c.RateLimitOverride != nil && *c.RateLimitOverride <= 0 {
-			f.Add("rate_limit_override", "out_of_range")
+			f.Add("rate_limit_override", apierr.OutOfRange)
 		}
 	}
 	if in.RateLimitUnlimited != nil {
@@ -88,7 +88,7 @@ func (in *CompanyInput) apply(c *Company) error {
 	if in.Settings != nil {
 		var obj map[string]any
 		if json.Unmarshal(*in.Settings, &obj) != nil || obj == nil {
-			f.Add("settings", "invalid_type")
+			f.Add("settings", apierr.InvalidType)
 		}
 		c.Settings = *in.Settings
 	}
@@ -154,20 +154,20 @@ func (in *MemberInput) apply(m *Member) error {
 		m.Name = strings.TrimSpace(*in.Name)
 	}
 	if m.Name == "" || utf8.RuneCountInString(m.Name) > 200 {
-		f.Add("name", "required")
+		f.Add("name", apierr.Required)
 	}
 	if in.Email != nil {
 		m.Email = strings.TrimSpace(*in.Email)
 	}
 	if in.Role != nil {
 		if !in.Role.Valid() {
-			f.Add("role", "invalid_value")
+			f.Add("role", apierr.InvalidValue)
 		}
 		m.Role = *in.Role
 	}
 	if in.Type != nil {
 		if !slices.Contains(memberTypes, *in.Type) {
-			f.Add("type", "invalid_value")
+			f.Add("type", apierr.InvalidValue)
 		}
 		m.Type = *in.Type
 	}
@@ -175,12 +175,12 @@ func (in *MemberInput) apply(m *Member) error {
 		modules := MemberModules()
 		for mod, actions := range *in.Permissions {
 			if !slices.Contains(modules, mod) {
-				f.Add("permissions."+mod, "invalid_permission")
+				f.Add("permissions."+mod, apierr.InvalidPermission)
 				continue
 			}
 			for _, a := range actions {
 				if a != Read && a != Create && a != Update && a != Delete {
-					f.Add("permissions."+mod, "invalid_permission")
+					f.Add("permissions."+mod, apierr.InvalidPermission)
 				}
 			}
 		}
@@ -188,7 +188,7 @@ func (in *MemberInput) apply(m *Member) error {
 	}
 	if in.Status != nil {
 		if !slices.Contains([]string{"active", "suspended", "removed"}, *in.Status) {
-			f.Add("status", "invalid_value")
+			f.Add("status", apierr.InvalidValue)
 		}
 		m.Status = *in.Status
 	}
@@ -246,7 +246,7 @@ func parseCIDRs(in []string, f *apierr.Fields) []string {
 			if a, aerr := netip.ParseAddr(s); aerr == nil {
 				p = netip.PrefixFrom(a, a.BitLen())
 			} else {
-				f.Add("allowed_cidrs", "invalid_cidr")
+				f.Add("allowed_cidrs", apierr.InvalidCIDR)
 				continue
 			}
 		}

@@ -2,7 +2,6 @@ package admin_test
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -11,32 +10,8 @@ import (
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
 	"oficina/schema/tasks"
-	"oficina/streams"
 	"oficina/tenant"
 )
-
-type event struct {
-	Type string `json:"type"`
-	Data struct {
-		Object        map[string]any `json:"object"`
-		ChangedFields []string       `json:"changed_fields"`
-	} `json:"data"`
-}
-
-func events(t *testing.T, co *testkit.Company) []event {
-	t.Helper()
-	var rows []streams.OutboxEvent
-	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewSelect().Model(&rows).Order("created_at", "id").Scan(ctx)
-	})
-	out := make([]event, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
 
 // Spec 6.1, 6.3 and 6.4: dashboard writes to clients record client.created,
 // client.updated (changed_fields in alphabetical order, no updated_at; a
@@ -71,7 +46,7 @@ func TestDashboardClientWritesRecordEvents(t *testing.T) {
 		t.Fatalf("after delete: %d %s", g.Status, g.Raw)
 	}
 
-	es := events(t, co)
+	es := co.Events().All(t)
 	types := make([]string, len(es))
 	for i, e := range es {
 		types[i] = e.Type
@@ -104,7 +79,7 @@ func TestDeletingAClientUnlinksItsTasksWithoutTaskEvents(t *testing.T) {
 	}
 	clientID := r.Body["lead"].(map[string]any)["id"].(string)
 	taskID := r.Body["task"].(map[string]any)["id"].(string)
-	before := len(events(t, co))
+	before := len(co.Events().All(t))
 	if d := api.Admin(t, "DELETE", "/companies/"+co.Company.ID+"/clients/"+clientID, nil); d.Status != 200 {
 		t.Fatalf("%d %s", d.Status, d.Raw)
 	}
@@ -118,7 +93,7 @@ func TestDeletingAClientUnlinksItsTasksWithoutTaskEvents(t *testing.T) {
 		}
 		return nil
 	})
-	added := events(t, co)[before:]
+	added := co.Events().All(t)[before:]
 	if len(added) != 1 || added[0].Type != "client.deleted" || added[0].Data.Object["id"] != clientID {
 		t.Fatalf("events %+v", added)
 	}

@@ -199,7 +199,7 @@ func createDashboardSale(ctx context.Context, w *streams.Write, r *http.Request)
 		return 0, nil, err
 	}
 	if in.ContractID != nil && *in.ContractID == "" {
-		return 0, nil, apierr.Invalid("contract_id", "invalid_value")
+		return 0, nil, apierr.Invalid("contract_id", apierr.InvalidValue)
 	}
 	sale, err := sales.Create(ctx, w.Tx, w, in.SaleCreate, sales.CreateOptions{ContractID: in.ContractID})
 	if err != nil {

@@ -62,7 +62,7 @@ func (s *Server) rekey(r *http.Request) (SecretsRekeyed, error) {
 	limit := defaultRekeyLimit
 	if in.Limit != nil {
 		if limit = *in.Limit; limit < 1 || limit > maxRekeyLimit {
-			return SecretsRekeyed{}, apierr.Invalid("limit", "out_of_range")
+			return SecretsRekeyed{}, apierr.Invalid("limit", apierr.OutOfRange)
 		}
 	}
 	if s.deps.Secrets == nil {

@@ -42,14 +42,14 @@ func (s *Server) destinations() (webhooks.URLChecker, error) {
 // active owner or admin (spec 4.6), who has every module's read access.
 func dashboardMember(ctx context.Context, tx bun.Tx, id string) (webhooks.Subscriber, webhooks.Access, error) {
 	if id == "" {
-		return webhooks.Subscriber{}, nil, apierr.Invalid("member_id", "required")
+		return webhooks.Subscriber{}, nil, apierr.Invalid("member_id", apierr.Required)
 	}
 	m, err := tenant.GetMember(ctx, tx, id)
 	if err != nil {
 		return webhooks.Subscriber{}, nil, err
 	}
 	if m.Status != "active" {
-		return webhooks.Subscriber{}, nil, apierr.Invalid("member_id", "invalid_value")
+		return webhooks.Subscriber{}, nil, apierr.Invalid("member_id", apierr.InvalidValue)
 	}
 	access := func([]string) error {
 		if !m.Role.IsManager() {

@@ -151,14 +151,14 @@ func (s *Server) recoverDeliveries(c *call) (*result, error) {
 	if t, err := c.parseLocal(c.r.PostFormValue("since")); err == nil {
 		in.Since = apitime.At(t)
 	} else {
-		f.Add("since", "invalid_timestamp")
+		f.Add("since", apierr.InvalidTimestamp)
 	}
 	if v := c.r.PostFormValue("until"); v != "" {
 		if t, err := c.parseLocal(v); err == nil {
 			u := apitime.At(t)
 			in.Until = &u
 		} else {
-			f.Add("until", "invalid_timestamp")
+			f.Add("until", apierr.InvalidTimestamp)
 		}
 	}
 	err := f.Err()

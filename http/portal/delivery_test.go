@@ -167,7 +167,7 @@ func TestTheEndpointFormShowsEveryFieldsErrorAtOnce(t *testing.T) {
 	e := newEnv(t, httpkit.APIOptions{})
 	ep := e.endpoint(t)
 	b, csrf := e.signIn(t, "manage_endpoints")
-	msg := func(code string) string {
+	msg := func(code apierr.FieldCode) string {
 		f, ok := apierr.Default.Field(code)
 		if !ok {
 			t.Fatalf("no field code %s", code)

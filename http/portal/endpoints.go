@@ -235,7 +235,7 @@ func formGrace(v string) (time.Duration, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, apierr.Invalid("grace_period_seconds", "invalid_type")
+		return 0, apierr.Invalid("grace_period_seconds", apierr.InvalidType)
 	}
 	return webhooks.SecretGrace(n) // beyond int64, n is its bound: out of range too
 }

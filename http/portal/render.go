@@ -100,7 +100,7 @@ func (v *view) fieldErrors(err error) {
 	}
 	v.Errors = map[string]string{}
 	for _, f := range e.Fields {
-		msg := f.Code
+		msg := string(f.Code)
 		if fe, ok := apierr.Default.Field(f.Code); ok {
 			msg = fe.Messages[v.Lang]
 		}

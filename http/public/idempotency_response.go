@@ -121,7 +121,7 @@ func storedError(body []byte) *apierr.Error {
 	}
 	e := &apierr.Error{Code: b.Error.Code}
 	for _, f := range b.Error.Errors {
-		e.Fields = append(e.Fields, apierr.FieldError{Param: f.Param, Code: string(f.Code)})
+		e.Fields = append(e.Fields, apierr.FieldError{Param: f.Param, Code: f.Code})
 	}
 	if _, ok := apierr.Default.Lookup(e.Code); !ok {
 		return nil

@@ -175,7 +175,7 @@ func TestLeadDeduplication(t *testing.T) {
 		t.Fatalf("%d %s", created.Status, created.Raw)
 	}
 	id := created.Body["id"].(string)
-	before := events(t, co)
+	before := co.Events().All(t)
 	for _, tc := range []struct{ name, body string }{
 		{"same e-mail in another case", `{"name":"M.","email":"maria.silva@EXAMPLE.com","phone":"+1 415 555 0100","notes":"nova"}`},
 		{"same phone written otherwise", `{"name":"Outra","phone":"+55 11 98765-4321","source":"whatsapp"}`},
@@ -199,7 +199,7 @@ func TestLeadDeduplication(t *testing.T) {
 	if n := countClients(t, co); n != 1 {
 		t.Fatalf("%d clients", n)
 	}
-	added := eventTypes(events(t, co)[len(before):])
+	added := testkit.Types(co.Events().All(t)[len(before):])
 	if !reflect.DeepEqual(added, []string{"task.created", "task.created", "task.created"}) {
 		t.Fatalf("events %v", added)
 	}
@@ -246,7 +246,7 @@ func TestConcurrentCapturesOfOneContactCreateOneRecord(t *testing.T) {
 		t.Fatalf("records %d, fresh %d, clients %d, tasks %d", len(ids), fresh, countClients(t, co), countTasks(t, co))
 	}
 	var createdEvents int
-	for _, e := range events(t, co) {
+	for _, e := range co.Events().All(t) {
 		if e.Type == "client.created" {
 			createdEvents++
 		}
@@ -268,7 +268,7 @@ func TestLeadCaptureRetriedWithIdempotencyKey(t *testing.T) {
 	if first.Status != 201 || again.Status != 201 || !reflect.DeepEqual(first.Body, again.Body) {
 		t.Fatalf("%d %s\n%d %s", first.Status, first.Raw, again.Status, again.Raw)
 	}
-	if c, tk, es := countClients(t, co), countTasks(t, co), len(events(t, co)); c != 1 || tk != 1 || es != 2 {
+	if c, tk, es := countClients(t, co), countTasks(t, co), len(co.Events().All(t)); c != 1 || tk != 1 || es != 2 {
 		t.Fatalf("clients %d, tasks %d, events %d", c, tk, es)
 	}
 }

@@ -2,7 +2,6 @@ package public_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
 	"oficina/schema/clients"
-	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -22,40 +20,6 @@ import (
 var fixedClock = time.Date(2030, 3, 4, 10, 20, 30, 0, time.UTC)
 
 func clockAt(t time.Time) func() time.Time { return func() time.Time { return t } }
-
-// event is an outbox row decoded.
-type event struct {
-	Type string `json:"type"`
-	Data struct {
-		Object        map[string]any `json:"object"`
-		ChangedFields []string       `json:"changed_fields"`
-	} `json:"data"`
-}
-
-// events returns the company's recorded events, oldest write first (the
-// events of one write come in no defined order).
-func events(t *testing.T, co *testkit.Company) []event {
-	t.Helper()
-	var rows []streams.OutboxEvent
-	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewSelect().Model(&rows).Order("created_at", "id").Scan(ctx)
-	})
-	out := make([]event, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-func eventTypes(es []event) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Type
-	}
-	return out
-}
 
 func countClients(t *testing.T, co *testkit.Company) int {
 	t.Helper()
@@ -122,13 +86,13 @@ func TestLeadCaptureCreatesRecordAndDefaultTask(t *testing.T) {
 		t.Fatalf("GET /clients: %d %s\nlead: %v", got.Status, got.Raw, lead)
 	}
 	// One write: both events share its timestamp; their order is not defined.
-	es := events(t, co)
+	es := co.Events().All(t)
 	byType := map[string]map[string]any{}
 	for _, e := range es {
 		byType[e.Type] = e.Data.Object
 	}
 	if len(es) != 2 || !reflect.DeepEqual(byType["client.created"], lead) || !reflect.DeepEqual(byType["task.created"], task) {
-		t.Fatalf("events %v differ from the answer:\n%v", eventTypes(es), byType)
+		t.Fatalf("events %v differ from the answer:\n%v", testkit.Types(es), byType)
 	}
 }
 
@@ -146,7 +110,7 @@ func TestLeadWithNullTaskOpensNone(t *testing.T) {
 	if n := countTasks(t, co); n != 0 {
 		t.Fatalf("%d tasks", n)
 	}
-	if got := eventTypes(events(t, co)); !reflect.DeepEqual(got, []string{"client.created"}) {
+	if got := testkit.Types(co.Events().All(t)); !reflect.DeepEqual(got, []string{"client.created"}) {
 		t.Fatalf("events %v", got)
 	}
 }
@@ -221,7 +185,7 @@ func TestLeadAssigneeMustBelongToTheCompany(t *testing.T) {
 	if n := countClients(t, co); n != 0 {
 		t.Fatalf("%d clients saved", n)
 	}
-	if es := events(t, co); len(es) != 0 {
-		t.Fatalf("events %v", eventTypes(es))
+	if es := co.Events().All(t); len(es) != 0 {
+		t.Fatalf("events %v", testkit.Types(es))
 	}
 }

@@ -21,10 +21,11 @@ import (
 // the lead's task object, at each depth the bodies use. Each names the
 // value as validation names a range error there: items[1].unit_price_cents.
 var typeErrorCases = []struct {
-	name      string
-	into      func() any
-	body      string
-	param, fc string
+	name  string
+	into  func() any
+	body  string
+	param string
+	fc    apierr.FieldCode
 }{
 	{"sale item, first", func() any { return new(sales.SaleCreate) },
 		`{"items":[{"unit_price_cents":"x"}]}`, "items[0].unit_price_cents", "invalid_type"},

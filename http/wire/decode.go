@@ -99,13 +99,13 @@ func decodeError(buf []byte, err error) error {
 		if param == "" {
 			param = "body"
 		}
-		code := "invalid_type"
+		code := apierr.InvalidType
 		if ts, d := apitime.IsTimeType(te.Type); ts {
-			code = "invalid_timestamp"
+			code = apierr.InvalidTimestamp
 		} else if d {
-			code = "invalid_date"
+			code = apierr.InvalidDate
 		} else if isNumber(te.Type) && integral(te.Value) {
-			code = "out_of_range"
+			code = apierr.OutOfRange
 		}
 		return apierr.Invalid(param, code)
 	}
@@ -114,7 +114,7 @@ func decodeError(buf []byte, err error) error {
 		if name == "" {
 			name = "body" // a member with an empty name still needs a param to point at
 		}
-		return apierr.Invalid(name, "unknown_field")
+		return apierr.Invalid(name, apierr.UnknownField)
 	}
 	return apierr.Wrap(apierr.InvalidRequest, err)
 }

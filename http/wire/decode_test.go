@@ -28,7 +28,7 @@ func fieldOf(err error) (code apierr.Code, param, fieldCode string) {
 		return "", "", ""
 	}
 	if len(e.Fields) > 0 {
-		return e.Code, e.Fields[0].Param, e.Fields[0].Code
+		return e.Code, e.Fields[0].Param, string(e.Fields[0].Code)
 	}
 	return e.Code, "", ""
 }

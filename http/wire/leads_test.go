@@ -75,7 +75,8 @@ func TestTaskMemberForms(t *testing.T) {
 	for _, tc := range []struct {
 		body        string
 		opens, null bool
-		param, code string
+		param       string
+		code        apierr.FieldCode
 	}{
 		{`{"name":"Ana","email":"a@example.com"}`, true, false, "", ""},
 		{`{"name":"Ana","email":"a@example.com","task":null}`, false, true, "", ""},

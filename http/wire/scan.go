@@ -84,7 +84,7 @@ func scan(buf []byte, t reflect.Type) error {
 			}
 		case nil:
 			if top != nil && !nullAllowed(top.t, top.obj, top.key) {
-				return apierr.Invalid(childPath(top), "invalid_value")
+				return apierr.Invalid(childPath(top), apierr.InvalidValue)
 			}
 		case string:
 			if top != nil && top.obj && top.want {
@@ -95,20 +95,20 @@ func scan(buf []byte, t reflect.Type) error {
 					path = cmp.Or(top.path, "body")
 				}
 				if _, dup := top.keys[v]; dup {
-					return apierr.Invalid(path, "invalid_value")
+					return apierr.Invalid(path, apierr.InvalidValue)
 				}
 				if strings.IndexByte(v, 0) >= 0 {
-					return apierr.Invalid(cmp.Or(top.path, "body"), "invalid_value")
+					return apierr.Invalid(cmp.Or(top.path, "body"), apierr.InvalidValue)
 				}
 				if unknownMember(top.t, v) {
-					return apierr.Invalid(path, "unknown_field")
+					return apierr.Invalid(path, apierr.UnknownField)
 				}
 				top.keys[v] = struct{}{}
 				top.want = false
 				continue
 			}
 			if strings.IndexByte(v, 0) >= 0 {
-				return apierr.Invalid(cmp.Or(childPath(top), "body"), "invalid_value")
+				return apierr.Invalid(cmp.Or(childPath(top), "body"), apierr.InvalidValue)
 			}
 		}
 		// A value completed: the enclosing object expects a key next, the

@@ -1,7 +1,10 @@
 package layering_test
 
 import (
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -141,6 +144,39 @@ func TestNoPackageImportsAgainstTheOrder(t *testing.T) {
 	for arrow := range known {
 		if !seen[arrow] {
 			t.Errorf("%s is listed as known but no longer in the code: remove it from known", arrow)
+		}
+	}
+}
+
+// The kernel stays under schema/, whose name is also that of bun's schema
+// package (decision 0025, amendment): oficina/schema is a package without
+// code, only its doc.go, and no file imports it, tests included, so in Go
+// `schema.` always means bun's package.
+func TestTheSchemaDirectoryIsNoPackageToImport(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.GoFiles}} {{.CgoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}`, module+"schema").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "[doc.go] [] [] []" {
+		t.Errorf("oficina/schema holds %s, want its doc.go alone", got)
+	}
+	doc, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "schema", "doc.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Decls) > 0 {
+		t.Errorf("schema/doc.go declares %d things: oficina/schema has no code", len(doc.Decls))
+	}
+	out, err = exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && slices.Contains(fields[1:], module+"schema") {
+			t.Errorf("%s imports oficina/schema, which has no code", fields[0])
 		}
 	}
 }

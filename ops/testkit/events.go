@@ -24,9 +24,9 @@ type Event struct {
 }
 
 // EventLog reads the events a company's writes recorded in the outbox
-// (an API without a publisher leaves them there), each once. Each body is
-// checked against the OpenAPI webhooks section (CheckWebhook), as a
-// receiver would get it.
+// (an API without a publisher leaves them there): Next each once, All the
+// whole history. Each body is checked against the OpenAPI webhooks section
+// (CheckWebhook), as a receiver would get it.
 type EventLog struct {
 	co   *Company
 	seen map[string]bool
@@ -40,25 +40,51 @@ func (c *Company) Events() *EventLog { return &EventLog{co: c, seen: map[string]
 // among them).
 func (l *EventLog) Next(t testing.TB) []Event {
 	t.Helper()
-	var rows []streams.OutboxEvent
-	l.co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewSelect().Model(&rows).Where("type <> ?", streams.PingType).Scan(ctx)
-	})
 	var out []Event
-	for _, r := range rows {
+	for _, r := range l.co.recorded(t) {
 		if l.seen[r.ID] {
 			continue
 		}
 		l.seen[r.ID] = true
-		CheckWebhook(t, r.Body)
-		var ev Event
-		if err := json.Unmarshal(r.Body, &ev); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, ev)
+		out = append(out, decodeEvent(t, r.Body))
 	}
 	slices.SortStableFunc(out, func(a, b Event) int { return cmp.Compare(a.Type, b.Type) })
 	return out
+}
+
+// All returns every event recorded so far, read by Next or not, oldest
+// write first; the events of one write come in no defined order.
+func (l *EventLog) All(t testing.TB) []Event {
+	t.Helper()
+	rows := l.co.recorded(t)
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = decodeEvent(t, r.Body)
+	}
+	return out
+}
+
+// recorded reads the company's events from the outbox (pings aside), oldest
+// write first.
+func (c *Company) recorded(t testing.TB) []streams.OutboxEvent {
+	t.Helper()
+	var rows []streams.OutboxEvent
+	c.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewSelect().Model(&rows).Where("type <> ?", streams.PingType).Order("created_at", "id").Scan(ctx)
+	})
+	return rows
+}
+
+// decodeEvent checks a recorded body against the OpenAPI webhooks section,
+// as a receiver would get it, and decodes it.
+func decodeEvent(t testing.TB, body []byte) Event {
+	t.Helper()
+	CheckWebhook(t, body)
+	var ev Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
 }
 
 // Types lists the types of evs, in their order.

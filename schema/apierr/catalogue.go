@@ -29,7 +29,7 @@ type Entry struct {
 
 // FieldEntry is one code used inside errors[] of a validation error.
 type FieldEntry struct {
-	Code     string            `json:"code"`
+	Code     FieldCode         `json:"code"`
 	Messages map[string]string `json:"messages"`
 	See      *See              `json:"see,omitempty"`
 }
@@ -49,7 +49,7 @@ type Catalogue struct {
 	FieldCodes []FieldEntry `json:"field_codes"`
 
 	byCode  map[Code]*Entry
-	byField map[string]*FieldEntry
+	byField map[FieldCode]*FieldEntry
 }
 
 // Parse reads a catalogue and checks it: every code has one status, a known
@@ -76,13 +76,24 @@ func Parse(data []byte) (*Catalogue, error) {
 		}
 		c.byCode[e.Code] = e
 	}
-	c.byField = make(map[string]*FieldEntry, len(c.FieldCodes))
+	c.byField = make(map[FieldCode]*FieldEntry, len(c.FieldCodes))
+	goNames := make(map[string]string, len(c.Codes)+len(c.FieldCodes))
+	for _, e := range c.Codes {
+		goNames[goName(string(e.Code))] = string(e.Code)
+	}
 	for i := range c.FieldCodes {
 		f := &c.FieldCodes[i]
-		if err := checkMessages(f.Code, f.Messages); err != nil {
+		if _, dup := c.byField[f.Code]; dup {
+			return nil, fmt.Errorf("apierr: field code %q listed twice", f.Code)
+		}
+		// Both kinds of code are constants of this package.
+		if other, clash := goNames[goName(string(f.Code))]; clash {
+			return nil, fmt.Errorf("apierr: field code %q and code %q would share the constant %s", f.Code, other, goName(string(f.Code)))
+		}
+		if err := checkMessages(string(f.Code), f.Messages); err != nil {
 			return nil, err
 		}
-		if err := f.See.check(f.Code); err != nil {
+		if err := f.See.check(string(f.Code)); err != nil {
 			return nil, err
 		}
 		c.byField[f.Code] = f
@@ -135,7 +146,7 @@ func (c *Catalogue) Lookup(code Code) (*Entry, bool) {
 }
 
 // Field returns the entry of a field code.
-func (c *Catalogue) Field(code string) (*FieldEntry, bool) {
+func (c *Catalogue) Field(code FieldCode) (*FieldEntry, bool) {
 	f, ok := c.byField[code]
 	return f, ok
 }
@@ -159,7 +170,7 @@ func mustDefault() *Catalogue {
 	c, err := Parse(catalogueJSON)
 	if err != nil {
 		// Only reachable when catalogue.json is broken, which the tests catch.
-		return &Catalogue{byCode: map[Code]*Entry{}, byField: map[string]*FieldEntry{}}
+		return &Catalogue{byCode: map[Code]*Entry{}, byField: map[FieldCode]*FieldEntry{}}
 	}
 	return c
 }

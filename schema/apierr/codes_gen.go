@@ -28,3 +28,29 @@ const (
 	UnsupportedMediaType   Code = "unsupported_media_type"
 	ValidationFailed       Code = "validation_failed"
 )
+
+// Field codes of the catalogue: errors[].code of a 422 validation_failed.
+const (
+	AmountMismatch    FieldCode = "amount_mismatch"
+	BelowPaid         FieldCode = "below_paid"
+	ExceedsBalance    FieldCode = "exceeds_balance"
+	InvalidCIDR       FieldCode = "invalid_cidr"
+	InvalidDate       FieldCode = "invalid_date"
+	InvalidEvent      FieldCode = "invalid_event"
+	InvalidPermission FieldCode = "invalid_permission"
+	InvalidTimestamp  FieldCode = "invalid_timestamp"
+	InvalidType       FieldCode = "invalid_type"
+	InvalidURL        FieldCode = "invalid_url"
+	InvalidValue      FieldCode = "invalid_value"
+	NotAllowed        FieldCode = "not_allowed"
+	NotHTTPS          FieldCode = "not_https"
+	NotPublic         FieldCode = "not_public"
+	OutOfRange        FieldCode = "out_of_range"
+	Required          FieldCode = "required"
+	TooLong           FieldCode = "too_long"
+	TooManyDeliveries FieldCode = "too_many_deliveries"
+	UnknownField      FieldCode = "unknown_field"
+	Unresolvable      FieldCode = "unresolvable"
+	Userinfo          FieldCode = "userinfo"
+	WindowTooLong     FieldCode = "window_too_long"
+)

@@ -64,7 +64,7 @@ type FieldCode string
 func (FieldCode) Values() []string {
 	out := make([]string, 0, len(Default.FieldCodes))
 	for _, f := range Default.FieldCodes {
-		out = append(out, f.Code)
+		out = append(out, string(f.Code))
 	}
 	slices.Sort(out)
 	return out
@@ -90,7 +90,7 @@ func (c *Catalogue) Envelope(e *Error, lang, requestID string) (int, Body) {
 		} else {
 			msg = pick(ent.Messages, lang)
 		}
-		b.Error.Errors = append(b.Error.Errors, EnvelopeItem{Param: f.Param, Code: FieldCode(f.Code), Message: msg})
+		b.Error.Errors = append(b.Error.Errors, EnvelopeItem{Param: f.Param, Code: f.Code, Message: msg})
 	}
 	return ent.Status, b
 }

@@ -12,7 +12,7 @@ type Code string
 // FieldError is one entry of errors[] in a 422 validation_failed.
 type FieldError struct {
 	Param string
-	Code  string
+	Code  FieldCode
 }
 
 // Error is an API error: a catalogue code, optional field errors, and the
@@ -30,7 +30,7 @@ func New(code Code) *Error { return &Error{Code: code} }
 func Wrap(code Code, cause error) *Error { return &Error{Code: code, Cause: cause} }
 
 // Invalid returns a 422 validation_failed naming one field.
-func Invalid(param, fieldCode string) *Error {
+func Invalid(param string, fieldCode FieldCode) *Error {
 	return &Error{Code: ValidationFailed, Fields: []FieldError{{Param: param, Code: fieldCode}}}
 }
 
@@ -77,7 +77,9 @@ func As(err error) *Error {
 type Fields []FieldError
 
 // Add records one invalid field.
-func (f *Fields) Add(param, code string) { *f = append(*f, FieldError{Param: param, Code: code}) }
+func (f *Fields) Add(param string, code FieldCode) {
+	*f = append(*f, FieldError{Param: param, Code: code})
+}
 
 // Err returns the 422 for the collected fields, or nil.
 func (f Fields) Err() error {

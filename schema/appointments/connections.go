@@ -64,19 +64,19 @@ type ConnectionInput struct {
 func Connect(ctx context.Context, tx bun.IDB, companyID string, in ConnectionInput, now time.Time) (*Connection, error) {
 	var f apierr.Fields
 	if !slices.Contains(Providers, in.Provider) {
-		f.Add("provider", "invalid_value")
+		f.Add("provider", apierr.InvalidValue)
 	}
 	cal := strings.TrimSpace(in.ExternalCalendarID)
 	switch {
 	case cal == "":
-		f.Add("external_calendar_id", "required")
+		f.Add("external_calendar_id", apierr.Required)
 	case strings.ContainsRune(cal, 0):
-		f.Add("external_calendar_id", "invalid_value")
+		f.Add("external_calendar_id", apierr.InvalidValue)
 	case utf8.RuneCountInString(cal) > 500:
-		f.Add("external_calendar_id", "too_long")
+		f.Add("external_calendar_id", apierr.TooLong)
 	}
 	if in.MemberID == "" {
-		f.Add("member_id", "required")
+		f.Add("member_id", apierr.Required)
 	}
 	if err := f.Err(); err != nil {
 		return nil, err

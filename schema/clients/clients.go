@@ -127,7 +127,7 @@ func Build(companyID string, in ClientCreate, now time.Time, f *apierr.Fields) *
 	checkName(f, "name", c.Name, true)
 	if in.Status != nil {
 		if !validStatus(*in.Status) {
-			f.Add("status", "invalid_value")
+			f.Add("status", apierr.InvalidValue)
 		}
 		c.Status = *in.Status
 	}
@@ -135,7 +135,7 @@ func Build(companyID string, in ClientCreate, now time.Time, f *apierr.Fields) *
 	c.Source = shortText(f, "source", in.Source)
 	if in.Notes != nil {
 		if utf8.RuneCountInString(*in.Notes) > MaxText {
-			f.Add("notes", "too_long")
+			f.Add("notes", apierr.TooLong)
 		}
 		c.Notes = *in.Notes
 	}
@@ -147,9 +147,9 @@ func Build(companyID string, in ClientCreate, now time.Time, f *apierr.Fields) *
 func checkName(f *apierr.Fields, param, v string, required bool) {
 	switch n := utf8.RuneCountInString(v); {
 	case n == 0 && required:
-		f.Add(param, "required")
+		f.Add(param, apierr.Required)
 	case n > MaxName:
-		f.Add(param, "too_long")
+		f.Add(param, apierr.TooLong)
 	}
 }
 
@@ -171,7 +171,7 @@ func (c *Row) setEmail(f *apierr.Fields, v *string) {
 	}
 	e, n, ok := ParseEmail(*v)
 	if !ok {
-		f.Add("email", "invalid_value")
+		f.Add("email", apierr.InvalidValue)
 	}
 	c.Email, c.EmailNormalized = &e, &n
 }
@@ -184,12 +184,12 @@ func (c *Row) setPhone(f *apierr.Fields, v *string) {
 	}
 	p := strings.TrimSpace(*v)
 	if utf8.RuneCountInString(p) > 40 {
-		f.Add("phone", "too_long")
+		f.Add("phone", apierr.TooLong)
 		return
 	}
 	n, ok := NormalizePhone(p)
 	if !ok {
-		f.Add("phone", "invalid_value")
+		f.Add("phone", apierr.InvalidValue)
 	}
 	c.Phone, c.PhoneNormalized = &p, &n
 }

@@ -1,9 +1,7 @@
 package clients
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -40,14 +38,14 @@ func (p *ClientUpdate) apply(c *Row, f *apierr.Fields) {
 	}
 	if p.Status.Set {
 		if p.Status.Null || !validStatus(p.Status.Value) {
-			f.Add("status", "invalid_value")
+			f.Add("status", apierr.InvalidValue)
 		}
 		c.Status = p.Status.Value
 	}
 	if p.Notes.Set {
 		c.Notes = p.Notes.Value // null clears to ""
 		if utf8.RuneCountInString(c.Notes) > MaxText {
-			f.Add("notes", "too_long")
+			f.Add("notes", apierr.TooLong)
 		}
 	}
 	if p.Email.Set {
@@ -80,20 +78,6 @@ func trimmed(s *string) string {
 	return strings.TrimSpace(*s)
 }
 
-// sameView reports whether two renderings are equal (updated_at aside).
-func sameView(a, b Client) (bool, error) {
-	b.UpdatedAt = a.UpdatedAt
-	ja, err := json.Marshal(a)
-	if err != nil {
-		return false, fmt.Errorf("clients: %w", err)
-	}
-	jb, err := json.Marshal(b)
-	if err != nil {
-		return false, fmt.Errorf("clients: %w", err)
-	}
-	return bytes.Equal(ja, jb), nil
-}
-
 func stdTime(t *apitime.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -110,13 +94,17 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Clie
 	if err != nil {
 		return nil, err
 	}
-	before := c.View()
+	before, err := streams.Snap(c.View())
+	if err != nil {
+		return nil, err
+	}
 	var f apierr.Fields
 	p.apply(c, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if same, err := sameView(before, c.View()); err != nil || same {
+	fields, err := before.Changed(c.View())
+	if err != nil || len(fields) == 0 {
 		return c, err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
 	c.UpdatedAt = w.At
@@ -126,7 +114,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Clie
 		}
 		return nil, fmt.Errorf("clients: update: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: c.View(), Before: before}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: c.View(), ChangedFields: fields}); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -38,16 +38,16 @@ type FinancialTransactionCreate struct {
 func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
 	var f apierr.Fields
 	if in.Kind != KindIncome && in.Kind != KindExpense {
-		f.Add("kind", "invalid_value")
+		f.Add("kind", apierr.InvalidValue)
 	}
 	if utf8.RuneCountInString(in.Description) > MaxDescription {
-		f.Add("description", "too_long")
+		f.Add("description", apierr.TooLong)
 	}
 	switch {
 	case in.AmountCents == nil:
-		f.Add("amount_cents", "required")
+		f.Add("amount_cents", apierr.Required)
 	case *in.AmountCents < 1 || *in.AmountCents > MaxAmountCents:
-		f.Add("amount_cents", "out_of_range")
+		f.Add("amount_cents", apierr.OutOfRange)
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func MarkPaid(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in F
 		return GetTransaction(ctx, tx, id, false)
 	}
 	if in.PaymentMethod != nil {
-		return nil, apierr.Invalid("payment_method", "not_allowed")
+		return nil, apierr.Invalid("payment_method", apierr.NotAllowed)
 	}
 	before := t.View()
 	if in.AccountID != nil {

@@ -14,6 +14,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 )
 
@@ -122,9 +123,9 @@ func (t *TransactionRow) View() FinancialTransaction {
 // (nil when it has none).
 func ResolveAccount(ctx context.Context, tx bun.IDB, accountID *string) (*string, error) {
 	if accountID != nil {
-		a := new(AccountRow)
-		if err := tx.NewSelect().Model(a).Where("id = ?", *accountID).Scan(ctx); err != nil {
-			return nil, apierr.NoRows(err)
+		a, err := db.ByID[AccountRow](ctx, tx, "acc", *accountID, false)
+		if err != nil {
+			return nil, err
 		}
 		return &a.ID, nil
 	}
@@ -157,7 +158,7 @@ func Post(ctx context.Context, tx bun.IDB, companyID string, t *TransactionRow, 
 // company, or one marked default, becomes the default.
 func CreateAccount(ctx context.Context, tx bun.IDB, companyID, name string, makeDefault bool, now time.Time) (*AccountRow, error) {
 	if name == "" {
-		return nil, apierr.Invalid("name", "required")
+		return nil, apierr.Invalid("name", apierr.Required)
 	}
 	n, err := tx.NewSelect().Model((*AccountRow)(nil)).Count(ctx)
 	if err != nil {

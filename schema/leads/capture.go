@@ -48,8 +48,8 @@ func Validate(r LeadCaptureCreate, companyID string) (*Plan, error) {
 	c := clients.Build(companyID, clients.ClientCreate{Name: name, Email: r.Email, Phone: r.Phone, Status: &status,
 		Source: r.Source, Notes: r.Notes}, time.Time{}, &f)
 	if blank(r.Email) && blank(r.Phone) {
-		f.Add("email", "required")
-		f.Add("phone", "required")
+		f.Add("email", apierr.Required)
+		f.Add("phone", apierr.Required)
 	}
 	p := &Plan{client: c}
 	if r.OpensTask() {
@@ -71,16 +71,16 @@ func taskInput(t LeadTask, f *apierr.Fields) (*tasks.TaskCreate, time.Duration) 
 	if t.Priority != nil {
 		in.Priority = string(*t.Priority)
 		if in.Priority == "" {
-			f.Add("task.priority", "invalid_value")
+			f.Add("task.priority", apierr.InvalidValue)
 		}
 	}
 	dueIn := DefaultDue
 	switch {
 	case t.DueInHours != nil && t.DueAt != nil:
-		f.Add("task.due_at", "not_allowed")
+		f.Add("task.due_at", apierr.NotAllowed)
 	case t.DueInHours != nil:
 		if *t.DueInHours < 1 || *t.DueInHours > MaxDueInHours {
-			f.Add("task.due_in_hours", "out_of_range")
+			f.Add("task.due_in_hours", apierr.OutOfRange)
 		}
 		dueIn = time.Duration(*t.DueInHours) * time.Hour
 	case t.DueAt != nil:

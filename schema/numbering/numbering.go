@@ -12,6 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"oficina/schema/apierr"
 )
 
 // Next returns the next number of the named sequence for companyID, inside
@@ -39,4 +41,25 @@ func NextAll(ctx context.Context, tx bun.IDB, companyID string, names ...string)
 		return nil, fmt.Errorf("numbering: next %v: %d numbers", names, len(ns))
 	}
 	return ns, nil
+}
+
+// NextWithin is Next of sequence for a record that counts against a monthly
+// quota (orders, sales): it also counts one more on the counter quotaName
+// and refuses with 403 plan_limit_reached once that counter passes quota.
+// A nil quota counts nothing. Both numbers come from one statement, the
+// quota's row locked first; the rows stay locked until the write ends, so
+// concurrent creations neither overshoot the quota nor share a number, and
+// a rolled-back write gives both back.
+func NextWithin(ctx context.Context, tx bun.IDB, companyID, sequence string, quota *int, quotaName string) (int64, error) {
+	if quota == nil {
+		return Next(ctx, tx, companyID, sequence)
+	}
+	ns, err := NextAll(ctx, tx, companyID, quotaName, sequence)
+	if err != nil {
+		return 0, err
+	}
+	if ns[0] > int64(*quota) {
+		return 0, apierr.New(apierr.PlanLimitReached)
+	}
+	return ns[1], nil
 }

@@ -74,20 +74,20 @@ func (in ChecklistInput) apply(ctx context.Context, tx bun.IDB, c *Checklist) er
 		c.Name = strings.TrimSpace(*in.Name)
 	}
 	if c.Name == "" || utf8.RuneCountInString(c.Name) > MaxNameLen || strings.ContainsRune(c.Name, 0) {
-		f.Add("name", errInvalidValue)
+		f.Add("name", apierr.InvalidValue)
 	}
 	if in.Active != nil {
 		c.Active = *in.Active
 	}
 	if in.Items != nil {
 		if len(*in.Items) > MaxChecklistItems {
-			f.Add("items", errOutOfRange)
+			f.Add("items", apierr.OutOfRange)
 		}
 		c.Items = make([]ChecklistTemplateItem, 0, len(*in.Items))
 		for i, it := range *in.Items {
 			d := strings.TrimSpace(it.Description)
 			if d == "" || utf8.RuneCountInString(d) > MaxItemDescLen || strings.ContainsRune(d, 0) {
-				f.Add(fmt.Sprintf("items[%d].description", i), errInvalidValue)
+				f.Add(fmt.Sprintf("items[%d].description", i), apierr.InvalidValue)
 			}
 			c.Items = append(c.Items, ChecklistTemplateItem{Description: d, Required: it.Required})
 		}

@@ -24,14 +24,14 @@ type TechnicianCompletionInput struct {
 // is 422.
 func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w *streams.Write, orderID string, in TechnicianCompletionInput) (*Row, error) {
 	if in.Done == nil {
-		return nil, apierr.Invalid("done", errRequired)
+		return nil, apierr.Invalid("done", apierr.Required)
 	}
 	return mutate(ctx, tx, w, orderID, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
 		if !slices.Contains(o.technicians(), in.TechnicianID) {
-			return apierr.Invalid("technician_id", errInvalidValue)
+			return apierr.Invalid("technician_id", apierr.InvalidValue)
 		}
 		i := slices.IndexFunc(o.TechnicianCompletions, func(c TechnicianCompletion) bool { return c.TechnicianID == in.TechnicianID })
 		switch {

@@ -68,11 +68,11 @@ func (d *draft) missing(name string) bool {
 func requiredByCompany(c *companyContext, d *draft) error {
 	var f apierr.Fields
 	if c.TypeRequired && d.typeID == nil {
-		f.Add("type_id", errRequired)
+		f.Add("type_id", apierr.Required)
 	}
 	for _, name := range c.RequiredFields {
 		if d.missing(name) && !has(f, name) {
-			f.Add(name, errRequired)
+			f.Add(name, apierr.Required)
 		}
 	}
 	return f.Err()

@@ -2,13 +2,10 @@ package orders
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/uptrace/bun"
 
 	"oficina/streams"
-	"oficina/streams/envelope"
 )
 
 // Event types of service orders; data.object is the order as GET
@@ -46,25 +43,20 @@ func mutate(ctx context.Context, tx bun.IDB, w *streams.Write, id string, fn fun
 	if err != nil {
 		return nil, err
 	}
-	// Marshalled now: fn may change slices the view shares with o.
-	before, err := json.Marshal(o.View())
+	before, err := streams.Snap(o.View())
 	if err != nil {
-		return nil, fmt.Errorf("orders: marshal: %w", err)
+		return nil, err
 	}
 	status := o.Status
 	if err := fn(o); err != nil {
 		return nil, err
 	}
-	now, err := json.Marshal(o.View())
+	fields, err := before.Changed(o.View())
 	if err != nil {
-		return nil, fmt.Errorf("orders: marshal: %w", err)
-	}
-	fields, err := envelope.ChangedFields(before, now)
-	if err != nil {
-		return nil, fmt.Errorf("orders: %w", err)
+		return nil, err
 	}
 	if len(fields) == 0 {
-		return o, nil
+		return o, nil // nothing changed: no write, no event
 	}
 	o.UpdatedAt = w.At
 	if err := save(ctx, tx, o); err != nil {

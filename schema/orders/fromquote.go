@@ -41,7 +41,7 @@ func (in *ServiceOrderFromQuote) NeedsAppointment() bool {
 // field-work fields, with the rules of creation.
 func (in *ServiceOrderFromQuote) Validate() error {
 	if in.QuoteID == nil || *in.QuoteID == "" {
-		return apierr.Invalid("quote_id", errRequired)
+		return apierr.Invalid("quote_id", apierr.Required)
 	}
 	probe := in.create("-") // the quote gives the client's name
 	_, err := probe.draft()

@@ -24,14 +24,8 @@ const (
 	MaxQuantity    = 1_000_000
 )
 
-// Internal bounds and the catalogue's field codes used here.
-const (
-	maxIDLen        = 64
-	errRequired     = "required"
-	errTooLong      = "too_long"
-	errInvalidValue = "invalid_value"
-	errOutOfRange   = "out_of_range"
-)
+// maxIDLen bounds an id sent in a body.
+const maxIDLen = 64
 
 // ServiceOrderItemInput is an item as sent; every field is required.
 type ServiceOrderItemInput struct {
@@ -108,7 +102,7 @@ func (in *ServiceOrderCreate) draft() (*draft, error) {
 	d := &draft{sendToTechnician: in.SendToTechnician, createAppointment: in.CreateAppointment}
 	d.clientName = text(&f, "client_name", in.ClientName, MaxNameLen, true)
 	if d.clientName == "" && !has(f, "client_name") {
-		f.Add("client_name", errRequired)
+		f.Add("client_name", apierr.Required)
 	}
 	d.clientID = ref(&f, "client_id", in.ClientID)
 	d.typeID = ref(&f, "type_id", in.TypeID)
@@ -144,9 +138,9 @@ func text(f *apierr.Fields, param string, s *string, max int, trim bool) string 
 	}
 	switch {
 	case strings.ContainsRune(v, 0) || !utf8.ValidString(v):
-		f.Add(param, errInvalidValue)
+		f.Add(param, apierr.InvalidValue)
 	case utf8.RuneCountInString(v) > max:
-		f.Add(param, errTooLong)
+		f.Add(param, apierr.TooLong)
 	}
 	return v
 }
@@ -167,7 +161,7 @@ func ref(f *apierr.Fields, param string, s *string) *string {
 		return nil
 	}
 	if *s == "" || len(*s) > maxIDLen {
-		f.Add(param, errInvalidValue)
+		f.Add(param, apierr.InvalidValue)
 		return nil
 	}
 	v := *s
@@ -176,7 +170,7 @@ func ref(f *apierr.Fields, param string, s *string) *string {
 
 func supportIDs(f *apierr.Fields, in []string, lead *string) []string {
 	if len(in) > MaxSupport {
-		f.Add("support_technician_ids", errOutOfRange)
+		f.Add("support_technician_ids", apierr.OutOfRange)
 		return nil
 	}
 	out := make([]string, 0, len(in))
@@ -184,10 +178,10 @@ func supportIDs(f *apierr.Fields, in []string, lead *string) []string {
 		param := fmt.Sprintf("support_technician_ids[%d]", i)
 		switch {
 		case id == "" || len(id) > maxIDLen:
-			f.Add(param, errInvalidValue)
+			f.Add(param, apierr.InvalidValue)
 		case slices.Contains(out, id) || (lead != nil && *lead == id):
 			// Listed twice, or also the technician in charge.
-			f.Add(param, errInvalidValue)
+			f.Add(param, apierr.InvalidValue)
 		default:
 			out = append(out, id)
 		}
@@ -200,7 +194,7 @@ func priority(f *apierr.Fields, p *string) string {
 		return DefaultPriority
 	}
 	if !slices.Contains(Priorities, *p) {
-		f.Add("priority", errInvalidValue)
+		f.Add("priority", apierr.InvalidValue)
 	}
 	return *p
 }
@@ -216,14 +210,14 @@ func timePtr(t *apitime.Time) *time.Time {
 func schedule(f *apierr.Fields, start, end *apitime.Time) (*time.Time, *time.Time) {
 	s, e := timePtr(start), timePtr(end)
 	if s != nil && e != nil && e.Before(*s) {
-		f.Add("scheduled_end", errOutOfRange)
+		f.Add("scheduled_end", apierr.OutOfRange)
 	}
 	return s, e
 }
 
 func items(f *apierr.Fields, in []ServiceOrderItemInput) []ServiceOrderItem {
 	if len(in) > MaxItems {
-		f.Add("items", errOutOfRange)
+		f.Add("items", apierr.OutOfRange)
 		return nil
 	}
 	out := make([]ServiceOrderItem, len(in))
@@ -231,13 +225,13 @@ func items(f *apierr.Fields, in []ServiceOrderItemInput) []ServiceOrderItem {
 		p := fmt.Sprintf("items[%d].", i)
 		out[i].Description = text(f, p+"description", it.Description, MaxItemDescLen, true)
 		if out[i].Description == "" && !has(*f, p+"description") {
-			f.Add(p+"description", errRequired)
+			f.Add(p+"description", apierr.Required)
 		}
 		switch {
 		case it.Quantity == nil:
-			f.Add(p+"quantity", errRequired)
+			f.Add(p+"quantity", apierr.Required)
 		case !(*it.Quantity > 0 && *it.Quantity <= MaxQuantity):
-			f.Add(p+"quantity", errOutOfRange)
+			f.Add(p+"quantity", apierr.OutOfRange)
 		default:
 			out[i].Quantity = *it.Quantity
 		}
@@ -249,7 +243,7 @@ func items(f *apierr.Fields, in []ServiceOrderItemInput) []ServiceOrderItem {
 
 func requiredCents(f *apierr.Fields, param string, v *int64) int64 {
 	if v == nil {
-		f.Add(param, errRequired)
+		f.Add(param, apierr.Required)
 		return 0
 	}
 	return cents(f, param, v)
@@ -260,7 +254,7 @@ func cents(f *apierr.Fields, param string, v *int64) int64 {
 		return 0
 	}
 	if *v < 0 || *v > MaxCents {
-		f.Add(param, errOutOfRange)
+		f.Add(param, apierr.OutOfRange)
 		return 0
 	}
 	return *v
@@ -279,7 +273,7 @@ func subtotal(items []ServiceOrderItem) int64 {
 // an order's total is never negative.
 func checkTotal(items []ServiceOrderItem, discount, additional int64) error {
 	if discount > subtotal(items)+additional {
-		return apierr.Invalid("discount_cents", errOutOfRange)
+		return apierr.Invalid("discount_cents", apierr.OutOfRange)
 	}
 	return nil
 }

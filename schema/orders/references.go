@@ -29,7 +29,7 @@ func checkType(ctx context.Context, tx bun.IDB, id *string) error {
 		return err
 	}
 	if !t.Active {
-		return apierr.Invalid("type_id", errInvalidValue)
+		return apierr.Invalid("type_id", apierr.InvalidValue)
 	}
 	return nil
 }

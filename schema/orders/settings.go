@@ -125,25 +125,10 @@ func location(tz string) *time.Location {
 
 func quotaCounter(tz string, now time.Time) string { return "service_order_quota:" + month(tz, now) }
 
-// takeNumber counts one more order in this month's quota, refusing with 403
-// plan_limit_reached when the quota is used up, and returns the order's
-// number: both counters in one statement. Their rows stay locked until the
-// write ends, so concurrent creations cannot overshoot the quota or share a
-// number, and a rolled-back write gives both back.
+// takeNumber counts one more order in this month's quota (403
+// plan_limit_reached when used up) and returns the order's number.
 func takeNumber(ctx context.Context, tx bun.IDB, companyID string, c *companyContext, now time.Time) (int64, error) {
-	q := c.quota()
-	names := []string{NumberSequence}
-	if q != nil {
-		names = []string{quotaCounter(c.Timezone, now), NumberSequence}
-	}
-	ns, err := numbering.NextAll(ctx, tx, companyID, names...)
-	if err != nil {
-		return 0, err
-	}
-	if q != nil && ns[0] > int64(*q) {
-		return 0, apierr.New(apierr.PlanLimitReached)
-	}
-	return ns[len(ns)-1], nil
+	return numbering.NextWithin(ctx, tx, companyID, NumberSequence, c.quota(), quotaCounter(c.Timezone, now))
 }
 
 // SettingsView is the admin API's order settings.
@@ -204,7 +189,7 @@ func UpdateSettings(ctx context.Context, tx bun.IDB, companyID string, in Settin
 		s.RequiredFields = []string{}
 		for i, name := range *in.RequiredFields {
 			if !slices.Contains(RequirableFields, name) {
-				f.Add(fmt.Sprintf("required_fields[%d]", i), errInvalidValue)
+				f.Add(fmt.Sprintf("required_fields[%d]", i), apierr.InvalidValue)
 			} else if !slices.Contains(s.RequiredFields, name) {
 				s.RequiredFields = append(s.RequiredFields, name)
 			}
@@ -212,14 +197,14 @@ func UpdateSettings(ctx context.Context, tx bun.IDB, companyID string, in Settin
 	}
 	if in.TechnicianCompletionOrder != nil {
 		if !slices.Contains(CompletionOrders, *in.TechnicianCompletionOrder) {
-			f.Add("technician_completion_order", errInvalidValue)
+			f.Add("technician_completion_order", apierr.InvalidValue)
 		}
 		s.TechnicianCompletionOrder = *in.TechnicianCompletionOrder
 	}
 	if in.MonthlyOrderQuota.Set {
 		s.MonthlyOrderQuota = in.MonthlyOrderQuota.Ptr()
 		if !tenant.OwnQuotaInRange(s.MonthlyOrderQuota) {
-			f.Add("monthly_order_quota", errOutOfRange)
+			f.Add("monthly_order_quota", apierr.OutOfRange)
 		}
 	}
 	if in.OrderQuotaUnlimited != nil {

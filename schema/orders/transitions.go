@@ -57,10 +57,10 @@ func (o *Row) setStatus(status string, now time.Time) {
 
 func validStatus(s *string) error {
 	if s == nil {
-		return apierr.Invalid("status", errRequired)
+		return apierr.Invalid("status", apierr.Required)
 	}
 	if !slices.Contains(Statuses, *s) {
-		return apierr.Invalid("status", errInvalidValue)
+		return apierr.Invalid("status", apierr.InvalidValue)
 	}
 	return nil
 }

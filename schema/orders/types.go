@@ -57,7 +57,7 @@ func (in ServiceOrderTypeCreate) apply(t *TypeRow) error {
 		t.Name = strings.TrimSpace(*in.Name)
 	}
 	if t.Name == "" || utf8.RuneCountInString(t.Name) > 120 {
-		return apierr.Invalid("name", "required")
+		return apierr.Invalid("name", apierr.Required)
 	}
 	if in.Active != nil {
 		t.Active = *in.Active

@@ -90,7 +90,7 @@ func (in *ServiceOrderUpdate) apply(o *Row, w *streams.Write) error {
 	if in.Has("client_name") {
 		o.ClientName = text(&f, "client_name", in.ClientName, MaxNameLen, true)
 		if o.ClientName == "" && !has(f, "client_name") {
-			f.Add("client_name", errRequired)
+			f.Add("client_name", apierr.Required)
 		}
 	}
 	if in.Has("client_id") {
@@ -106,7 +106,7 @@ func (in *ServiceOrderUpdate) apply(o *Row, w *streams.Write) error {
 		o.SupportTechnicianIDs = supportIDs(&f, in.SupportTechnicianIDs, nil)
 	}
 	if o.TechnicianID != nil && slices.Contains(o.SupportTechnicianIDs, *o.TechnicianID) {
-		f.Add(pick(in.Has("technician_id"), "technician_id", "support_technician_ids"), errInvalidValue)
+		f.Add(pick(in.Has("technician_id"), "technician_id", "support_technician_ids"), apierr.InvalidValue)
 	}
 	for _, t := range []struct {
 		name string
@@ -126,7 +126,7 @@ func (in *ServiceOrderUpdate) apply(o *Row, w *streams.Write) error {
 	}
 	if in.Has("priority") {
 		if in.Priority == nil || !slices.Contains(Priorities, string(*in.Priority)) {
-			f.Add("priority", errInvalidValue)
+			f.Add("priority", apierr.InvalidValue)
 		} else {
 			o.Priority = string(*in.Priority)
 		}
@@ -138,7 +138,7 @@ func (in *ServiceOrderUpdate) apply(o *Row, w *streams.Write) error {
 		o.ScheduledEnd = timePtr(in.ScheduledEnd)
 	}
 	if o.ScheduledStart != nil && o.ScheduledEnd != nil && o.ScheduledEnd.Before(*o.ScheduledStart) {
-		f.Add(pick(in.Has("scheduled_end"), "scheduled_end", "scheduled_start"), errOutOfRange)
+		f.Add(pick(in.Has("scheduled_end"), "scheduled_end", "scheduled_start"), apierr.OutOfRange)
 	}
 	if in.Has("items") {
 		o.Items = nonNil(items(&f, in.Items))
@@ -176,11 +176,11 @@ func (in *ServiceOrderUpdate) required(c *companyContext, o *Row) error {
 		internalNotes: o.InternalNotes, items: o.Items}
 	var f apierr.Fields
 	if c.TypeRequired && in.Has("type_id") && o.TypeID == nil {
-		f.Add("type_id", errRequired)
+		f.Add("type_id", apierr.Required)
 	}
 	for _, name := range c.RequiredFields {
 		if in.Has(name) && d.missing(name) && !has(f, name) {
-			f.Add(name, errRequired)
+			f.Add(name, apierr.Required)
 		}
 	}
 	return f.Err()

@@ -75,14 +75,14 @@ func normalize(caps []Capability) ([]Capability, error) {
 	out := make([]Capability, 0, len(caps))
 	for _, c := range caps {
 		if !slices.Contains(c.Values(), string(c)) {
-			return nil, apierr.Invalid("capabilities", "invalid_value")
+			return nil, apierr.Invalid("capabilities", apierr.InvalidValue)
 		}
 		if !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
 	if slices.Contains(out, ReadOnly) && (slices.Contains(out, ManageEndpoints) || slices.Contains(out, Recover)) {
-		return nil, apierr.Invalid("capabilities", "not_allowed")
+		return nil, apierr.Invalid("capabilities", apierr.NotAllowed)
 	}
 	slices.Sort(out)
 	return out, nil

@@ -153,7 +153,7 @@ func Mint(ctx context.Context, tx bun.IDB, companyID string, in PortalSessionCre
 	if in.TTLSeconds != nil {
 		ttl = time.Duration(*in.TTLSeconds) * time.Second
 		if *in.TTLSeconds < int64(MinTTL/time.Second) || *in.TTLSeconds > int64(MaxTTL/time.Second) {
-			f.Add("ttl_seconds", "out_of_range")
+			f.Add("ttl_seconds", apierr.OutOfRange)
 		}
 	}
 	if err := f.Err(); err != nil {

@@ -60,9 +60,9 @@ func (in *ServiceCreate) apply(s *ServiceRow) error {
 		s.Name = strings.TrimSpace(in.Name.Value)
 	}
 	if s.Name == "" {
-		f.Add("name", "required")
+		f.Add("name", apierr.Required)
 	} else if utf8.RuneCountInString(s.Name) > MaxName {
-		f.Add("name", "too_long")
+		f.Add("name", apierr.TooLong)
 	}
 	if in.BasePriceCents.Set {
 		s.BasePriceCents = in.BasePriceCents.Value
@@ -101,18 +101,22 @@ func UpdateService(ctx context.Context, tx bun.IDB, w *streams.Write, id string,
 	if err != nil {
 		return nil, err
 	}
-	before := s.View()
+	before, err := streams.Snap(s.View())
+	if err != nil {
+		return nil, err
+	}
 	if err := in.apply(s); err != nil {
 		return nil, err
 	}
-	if fields, err := streams.ChangedFields(before, s.View()); err != nil || len(fields) == 0 {
+	fields, err := before.Changed(s.View())
+	if err != nil || len(fields) == 0 {
 		return s, err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
 	s.UpdatedAt = w.At
 	if _, err := tx.NewUpdate().Model(s).Column("name", "base_price_cents", "active", "updated_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: update service: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceUpdated, Object: s.View(), Before: before}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceUpdated, Object: s.View(), ChangedFields: fields}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return s, nil

@@ -192,13 +192,13 @@ func Adjust(ctx context.Context, tx bun.IDB, w *streams.Write, productID string,
 	}
 	var f apierr.Fields
 	if in.Quantity == 0 || in.Quantity < -MaxStock || in.Quantity > MaxStock {
-		f.Add("quantity", "out_of_range")
+		f.Add("quantity", apierr.OutOfRange)
 	}
 	switch {
 	case len(p.Variations) > 0 && in.VariationID == nil:
-		f.Add("variation_id", "required")
+		f.Add("variation_id", apierr.Required)
 	case len(p.Variations) == 0 && in.VariationID != nil:
-		f.Add("variation_id", "not_allowed")
+		f.Add("variation_id", apierr.NotAllowed)
 	case in.VariationID != nil && !slices.ContainsFunc(p.Variations, func(v VariationRow) bool { return v.ID == *in.VariationID }):
 		return nil, apierr.New(apierr.ResourceNotFound)
 	}

@@ -59,20 +59,20 @@ func (in *ProductCreate) apply(p *Row, creating bool, f *apierr.Fields) {
 		p.Name = strings.TrimSpace(in.Name.Value)
 	}
 	if p.Name == "" {
-		f.Add("name", "required")
+		f.Add("name", apierr.Required)
 	} else if utf8.RuneCountInString(p.Name) > MaxName {
-		f.Add("name", "too_long")
+		f.Add("name", apierr.TooLong)
 	}
 	if in.SKU.Set {
 		p.SKU = sku(in.SKU.Ptr())
 		if p.SKU != nil && utf8.RuneCountInString(*p.SKU) > MaxName {
-			f.Add("sku", "too_long")
+			f.Add("sku", apierr.TooLong)
 		}
 	}
 	if in.PriceCents.Set {
 		p.PriceCents = in.PriceCents.Value
 		if in.PriceCents.Null {
-			f.Add("price_cents", "required")
+			f.Add("price_cents", apierr.Required)
 		}
 	}
 	checkPrice(f, "price_cents", p.PriceCents)
@@ -87,9 +87,9 @@ func (in *ProductCreate) apply(p *Row, creating bool, f *apierr.Fields) {
 	}
 	if in.StockQuantity != nil {
 		if !creating {
-			f.Add("stock_quantity", "not_allowed")
+			f.Add("stock_quantity", apierr.NotAllowed)
 		} else if *in.StockQuantity < -MaxStock || *in.StockQuantity > MaxStock {
-			f.Add("stock_quantity", "out_of_range")
+			f.Add("stock_quantity", apierr.OutOfRange)
 		}
 	}
 }
@@ -104,7 +104,7 @@ func sku(s *string) *string {
 
 func checkPrice(f *apierr.Fields, param string, v int64) {
 	if v < 0 || v > MaxPriceCents {
-		f.Add(param, "out_of_range")
+		f.Add(param, apierr.OutOfRange)
 	}
 }
 
@@ -115,7 +115,7 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in ProductCreate)
 	var f apierr.Fields
 	in.apply(p, true, &f)
 	if in.StockQuantity != nil && in.Variations != nil && len(*in.Variations) > 0 && *in.StockQuantity != 0 {
-		f.Add("stock_quantity", "not_allowed") // stock lives on the variations
+		f.Add("stock_quantity", apierr.NotAllowed) // stock lives on the variations
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func syncVariations(ctx context.Context, tx bun.IDB, p *Row, list *[]VariationIn
 	in := *list
 	var f apierr.Fields
 	if len(in) > MaxVariations {
-		f.Add("variations", "out_of_range")
+		f.Add("variations", apierr.OutOfRange)
 		return nil, f.Err()
 	}
 	existing := map[string]*VariationRow{}
@@ -213,17 +213,17 @@ func syncVariations(ctx context.Context, tx bun.IDB, p *Row, list *[]VariationIn
 				return nil, apierr.New(apierr.ResourceNotFound)
 			}
 			if keep[*x.ID] {
-				f.Add(param+".id", "invalid_value") // listed twice
+				f.Add(param+".id", apierr.InvalidValue) // listed twice
 				continue
 			}
 			v = old
 			keep[v.ID] = true
 			if x.StockQuantity != nil {
-				f.Add(param+".stock_quantity", "not_allowed")
+				f.Add(param+".stock_quantity", apierr.NotAllowed)
 			}
 		} else if x.StockQuantity != nil && *x.StockQuantity != 0 {
 			if *x.StockQuantity < -MaxStock || *x.StockQuantity > MaxStock {
-				f.Add(param+".stock_quantity", "out_of_range")
+				f.Add(param+".stock_quantity", apierr.OutOfRange)
 			}
 			deltas = append(deltas, Delta{ProductID: p.ID, VariationID: &v.ID, Quantity: *x.StockQuantity})
 		}
@@ -234,9 +234,9 @@ func syncVariations(ctx context.Context, tx bun.IDB, p *Row, list *[]VariationIn
 		v.PromotionalPriceCents = x.PromotionalPriceCents
 		switch {
 		case v.Name == "":
-			f.Add(param+".name", "required")
+			f.Add(param+".name", apierr.Required)
 		case utf8.RuneCountInString(v.Name) > MaxName:
-			f.Add(param+".name", "too_long")
+			f.Add(param+".name", apierr.TooLong)
 		case names[strings.ToLower(v.Name)]:
 			// A repeated variation name in one product is a conflict (part 7).
 			return nil, apierr.New(apierr.Conflict)

@@ -51,11 +51,14 @@ func expire(ctx context.Context, tx bun.IDB, w *streams.Write) error {
 	changes := make([]streams.Change, 0, 2*len(due))
 	for i := range due {
 		q := &due[i]
-		before := q.View()
+		before, err := streams.Snap(q.View())
+		if err != nil {
+			return err
+		}
 		q.setStatus(StatusExpired, w)
 		q.UpdatedAt = w.At
 		after := q.View()
-		fields, err := streams.ChangedFields(before, after)
+		fields, err := before.Changed(after)
 		if err != nil {
 			return err
 		}

@@ -55,14 +55,14 @@ func checkPlan(raw json.RawMessage, f *apierr.Fields) {
 	}
 	var p QuotePaymentPlan
 	if err := json.Unmarshal(raw, &p); err != nil { // not an object, or a member of the wrong type
-		f.Add("payment_plan", "invalid_value")
+		f.Add("payment_plan", apierr.InvalidValue)
 		return
 	}
 	if p.Mode != nil && !p.Mode.Valid() {
-		f.Add("payment_plan.mode", "invalid_value")
+		f.Add("payment_plan.mode", apierr.InvalidValue)
 	}
 	if p.PaymentMethod != nil && !p.PaymentMethod.Valid() {
-		f.Add("payment_plan.payment_method", "invalid_value")
+		f.Add("payment_plan.payment_method", apierr.InvalidValue)
 	}
 	var members []map[string]json.RawMessage
 	var whole struct {
@@ -74,7 +74,7 @@ func checkPlan(raw json.RawMessage, f *apierr.Fields) {
 	for i, m := range members {
 		for _, name := range []string{"amount_cents", "due_date"} {
 			if v, ok := m[name]; !ok || bytes.Equal(v, []byte("null")) {
-				f.Add(fmt.Sprintf("payment_plan.installments[%d].%s", i, name), "required")
+				f.Add(fmt.Sprintf("payment_plan.installments[%d].%s", i, name), apierr.Required)
 			}
 		}
 	}

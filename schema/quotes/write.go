@@ -58,7 +58,7 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (
 	}
 	var f apierr.Fields
 	if !slices.Contains(Statuses, q.Status) {
-		f.Add("status", "invalid_value")
+		f.Add("status", apierr.InvalidValue)
 	}
 	q.check(&f)
 	if err := f.Err(); err != nil {
@@ -93,19 +93,19 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (
 func (q *Row) check(f *apierr.Fields) {
 	switch n := utf8.RuneCountInString(q.ClientName); {
 	case n == 0:
-		f.Add("client_name", "required")
+		f.Add("client_name", apierr.Required)
 	case n > MaxClientName:
-		f.Add("client_name", "too_long")
+		f.Add("client_name", apierr.TooLong)
 	}
 	if utf8.RuneCountInString(q.Notes) > MaxNotes {
-		f.Add("notes", "too_long")
+		f.Add("notes", apierr.TooLong)
 	}
 	for _, c := range []struct {
 		name string
 		v    int64
 	}{{"discount_cents", q.DiscountCents}, {"additional_costs_cents", q.AdditionalCostsCents}, {"recurring_total_cents", q.RecurringTotalCents}} {
 		if c.v < 0 {
-			f.Add(c.name, "out_of_range")
+			f.Add(c.name, apierr.OutOfRange)
 		}
 	}
 	if q.Items == nil {
@@ -114,7 +114,7 @@ func (q *Row) check(f *apierr.Fields) {
 	q.SubtotalCents = 0
 	for i, it := range q.Items {
 		if it.TotalCents < 0 || it.UnitPriceCents < 0 {
-			f.Add(fmt.Sprintf("items[%d].total_cents", i), "out_of_range")
+			f.Add(fmt.Sprintf("items[%d].total_cents", i), apierr.OutOfRange)
 		}
 		q.SubtotalCents += it.TotalCents
 	}
@@ -151,7 +151,7 @@ type QuoteUpdate struct {
 func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
 	notNull := func(name string, set, null bool) {
 		if set && null {
-			f.Add(name, "invalid_value")
+			f.Add(name, apierr.InvalidValue)
 		}
 	}
 	notNull("client_name", p.ClientName.Set, p.ClientName.Null)
@@ -208,7 +208,11 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 	if q.Status == StatusApproved || q.Status == StatusCanceled {
 		return nil, apierr.New(apierr.Conflict)
 	}
-	before := q.View()
+	before, err := streams.Snap(q.View())
+	if err != nil {
+		return nil, err
+	}
+	status := q.Status
 	var f apierr.Fields
 	p.apply(q, &f)
 	if err := f.Err(); err != nil {
@@ -219,7 +223,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 			return nil, err
 		}
 	}
-	return q, save(ctx, tx, w, q, before)
+	return q, save(ctx, tx, w, q, before, status)
 }
 
 // SetStatus changes the status (dashboard action) and records
@@ -228,7 +232,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 // canceled, and only while it was not converted (409).
 func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status string) (*Row, error) {
 	if !slices.Contains(Statuses, status) {
-		return nil, apierr.Invalid("status", "invalid_value")
+		return nil, apierr.Invalid("status", apierr.InvalidValue)
 	}
 	q, err := Get(ctx, tx, id, true)
 	if err != nil {
@@ -241,9 +245,13 @@ func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status str
 		(q.Status == StatusApproved && (q.ConvertedOrderID != nil || q.ConvertedSaleID != nil)) {
 		return nil, apierr.New(apierr.Conflict)
 	}
-	before := q.View()
+	before, err := streams.Snap(q.View())
+	if err != nil {
+		return nil, err
+	}
+	was := q.Status
 	q.setStatus(status, w)
-	return q, save(ctx, tx, w, q, before)
+	return q, save(ctx, tx, w, q, before, was)
 }
 
 func (q *Row) setStatus(status string, w *streams.Write) {
@@ -257,9 +265,10 @@ func (q *Row) setStatus(status string, w *streams.Write) {
 }
 
 // save writes a changed quote and records its events: quote.status_changed
-// when the status moved, then quote.updated with the changed fields.
-func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before Quote) error {
-	fields, err := streams.ChangedFields(before, q.View())
+// when the status moved from status, then quote.updated with the changed
+// fields.
+func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before streams.Snapshot, status string) error {
+	fields, err := before.Changed(q.View())
 	if err != nil || len(fields) == 0 {
 		return err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
@@ -269,7 +278,7 @@ func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before Quot
 	}
 	after := q.View()
 	var changes []streams.Change
-	if after.Status != before.Status {
+	if q.Status != status {
 		changes = append(changes, streams.Change{Type: EventStatusChanged, Object: after})
 	}
 	changes = append(changes, streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})

@@ -108,7 +108,7 @@ func quotePlan(raw json.RawMessage) (*PaymentPlanInput, error) {
 	}
 	p := new(PaymentPlanInput)
 	if err := json.Unmarshal(raw, p); err != nil {
-		return nil, apierr.Invalid("payment_plan", "invalid_value")
+		return nil, apierr.Invalid("payment_plan", apierr.InvalidValue)
 	}
 	p.AccountID = nil // an account is chosen in the request, never by the quote
 	if p.Mode == "" {
@@ -131,7 +131,7 @@ func quotePlan(raw json.RawMessage) (*PaymentPlanInput, error) {
 // custom items (the latter as one unit at the line's total).
 func quoteItems(ctx context.Context, tx bun.IDB, s *Row, lines []quotes.QuoteItem) ([]ItemRow, error) {
 	if len(lines) == 0 {
-		return nil, apierr.Invalid("items", "required")
+		return nil, apierr.Invalid("items", apierr.Required)
 	}
 	var pids, vids []string
 	for _, l := range lines {
@@ -166,7 +166,7 @@ func quoteItems(ctx context.Context, tx bun.IDB, s *Row, lines []quotes.QuoteIte
 			it.Name = "-"
 		}
 		if it.UnitPriceCents < 0 || it.UnitPriceCents > MaxPriceCents {
-			return nil, apierr.Invalid("items", "out_of_range")
+			return nil, apierr.Invalid("items", apierr.OutOfRange)
 		}
 		it.OriginalPriceCents = it.UnitPriceCents
 		it.TotalPriceCents = it.Quantity * it.UnitPriceCents

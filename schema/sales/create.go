@@ -127,9 +127,6 @@ func resolveAccount(ctx context.Context, tx bun.IDB, chosen *string, tracked boo
 	if chosen == nil && !tracked {
 		return nil, nil
 	}
-	if chosen != nil && !ids.Valid("acc", *chosen) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
 	return finance.ResolveAccount(ctx, tx, chosen)
 }
 

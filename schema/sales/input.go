@@ -85,10 +85,10 @@ func (in *SaleCreate) validate(withItems bool) error {
 	checkText(&f, "notes", in.Notes, MaxText)
 	checkText(&f, "production_notes", in.ProductionNotes, MaxText)
 	if in.ProductionStatus != nil && !slices.Contains(ProductionStatuses, *in.ProductionStatus) {
-		f.Add("production_status", "invalid_value")
+		f.Add("production_status", apierr.InvalidValue)
 	}
 	if in.PaymentPlan == nil {
-		f.Add("payment_plan", "required")
+		f.Add("payment_plan", apierr.Required)
 	} else {
 		in.PaymentPlan.validate(&f, in.ClientID != nil)
 	}
@@ -97,11 +97,11 @@ func (in *SaleCreate) validate(withItems bool) error {
 
 func validateItems(f *apierr.Fields, param string, items []SaleItemInput, required bool) {
 	if len(items) == 0 && required {
-		f.Add(param, "required")
+		f.Add(param, apierr.Required)
 		return
 	}
 	if len(items) > MaxItems {
-		f.Add(param, "out_of_range")
+		f.Add(param, apierr.OutOfRange)
 		return
 	}
 	for i := range items {
@@ -111,79 +111,79 @@ func validateItems(f *apierr.Fields, param string, items []SaleItemInput, requir
 
 func (it *SaleItemInput) validate(f *apierr.Fields, param string) {
 	if it.Quantity != nil && (*it.Quantity < 1 || *it.Quantity > MaxQuantity) {
-		f.Add(param+".quantity", "out_of_range")
+		f.Add(param+".quantity", apierr.OutOfRange)
 	}
 	switch it.Type {
 	case ItemCustom:
 		if it.Name == nil || strings.TrimSpace(*it.Name) == "" {
-			f.Add(param+".name", "required")
+			f.Add(param+".name", apierr.Required)
 		} else if utf8.RuneCountInString(strings.TrimSpace(*it.Name)) > MaxName {
-			f.Add(param+".name", "too_long")
+			f.Add(param+".name", apierr.TooLong)
 		}
 		if it.UnitPriceCents == nil {
-			f.Add(param+".unit_price_cents", "required")
+			f.Add(param+".unit_price_cents", apierr.Required)
 		} else if *it.UnitPriceCents < 0 || *it.UnitPriceCents > MaxPriceCents {
-			f.Add(param+".unit_price_cents", "out_of_range")
+			f.Add(param+".unit_price_cents", apierr.OutOfRange)
 		}
 		if it.ProductID != nil {
-			f.Add(param+".product_id", "not_allowed")
+			f.Add(param+".product_id", apierr.NotAllowed)
 		}
 		if it.VariationID != nil {
-			f.Add(param+".variation_id", "not_allowed")
+			f.Add(param+".variation_id", apierr.NotAllowed)
 		}
 	case ItemCatalog:
 		if it.ProductID == nil {
-			f.Add(param+".product_id", "required")
+			f.Add(param+".product_id", apierr.Required)
 		}
 		// Name and price come from the product (2.6).
 		if it.Name != nil {
-			f.Add(param+".name", "not_allowed")
+			f.Add(param+".name", apierr.NotAllowed)
 		}
 		if it.UnitPriceCents != nil {
-			f.Add(param+".unit_price_cents", "not_allowed")
+			f.Add(param+".unit_price_cents", apierr.NotAllowed)
 		}
 	case "":
-		f.Add(param+".type", "required")
+		f.Add(param+".type", apierr.Required)
 	default:
-		f.Add(param+".type", "invalid_value")
+		f.Add(param+".type", apierr.InvalidValue)
 	}
 }
 
 func (p *PaymentPlanInput) validate(f *apierr.Fields, hasClient bool) {
 	const param = "payment_plan"
 	if p.PaymentMethod != nil && !slices.Contains(PaymentMethods, *p.PaymentMethod) {
-		f.Add(param+".payment_method", "invalid_value")
+		f.Add(param+".payment_method", apierr.InvalidValue)
 	}
 	switch p.Mode {
 	case ModePaidFull:
 		if p.EntryAmountCents != nil {
-			f.Add(param+".entry_amount_cents", "not_allowed")
+			f.Add(param+".entry_amount_cents", apierr.NotAllowed)
 		}
 		if p.Installments != nil {
-			f.Add(param+".installments", "not_allowed")
+			f.Add(param+".installments", apierr.NotAllowed)
 		}
 		return
 	case ModeEntryAndRest:
 		if p.EntryAmountCents == nil {
-			f.Add(param+".entry_amount_cents", "required")
+			f.Add(param+".entry_amount_cents", apierr.Required)
 		} else if *p.EntryAmountCents < 1 || *p.EntryAmountCents > MaxAmountCents {
-			f.Add(param+".entry_amount_cents", "out_of_range")
+			f.Add(param+".entry_amount_cents", apierr.OutOfRange)
 		}
 	case ModeInstallments, ModeUnpaid:
 		if p.EntryAmountCents != nil {
-			f.Add(param+".entry_amount_cents", "not_allowed")
+			f.Add(param+".entry_amount_cents", apierr.NotAllowed)
 		}
 		if p.PaidAt != nil {
-			f.Add(param+".paid_at", "not_allowed") // nothing is paid upfront
+			f.Add(param+".paid_at", apierr.NotAllowed) // nothing is paid upfront
 		}
 		if p.Mode == ModeUnpaid && !hasClient {
-			f.Add("client_id", "required")
+			f.Add("client_id", apierr.Required)
 		}
 	case "":
-		f.Add(param+".mode", "required")
+		f.Add(param+".mode", apierr.Required)
 		return
 	default:
-		f.Add(param+".mode", "invalid_value")
+		f.Add(param+".mode", apierr.InvalidValue)
 		return
 	}
 	validateSchedule(f, param+".installments", p.Installments)
@@ -192,35 +192,35 @@ func (p *PaymentPlanInput) validate(f *apierr.Fields, hasClient bool) {
 // validateSchedule checks a list of installments (plan or reschedule).
 func validateSchedule(f *apierr.Fields, param string, list []PaymentPlanInstallmentInput) {
 	if len(list) == 0 {
-		f.Add(param, "required")
+		f.Add(param, apierr.Required)
 		return
 	}
 	if len(list) > MaxInstallments {
-		f.Add(param, "out_of_range")
+		f.Add(param, apierr.OutOfRange)
 		return
 	}
 	for i, n := range list {
 		p := param + "[" + strconv.Itoa(i) + "]"
 		if n.AmountCents == nil {
-			f.Add(p+".amount_cents", "required")
+			f.Add(p+".amount_cents", apierr.Required)
 		} else if *n.AmountCents < 1 || *n.AmountCents > MaxAmountCents {
-			f.Add(p+".amount_cents", "out_of_range")
+			f.Add(p+".amount_cents", apierr.OutOfRange)
 		}
 		if n.DueDate == nil {
-			f.Add(p+".due_date", "required")
+			f.Add(p+".due_date", apierr.Required)
 		}
 	}
 }
 
 func checkAmount(f *apierr.Fields, param string, v int64) {
 	if v < 0 || v > MaxAmountCents {
-		f.Add(param, "out_of_range")
+		f.Add(param, apierr.OutOfRange)
 	}
 }
 
 func checkText(f *apierr.Fields, param, v string, max int) {
 	if utf8.RuneCountInString(v) > max {
-		f.Add(param, "too_long")
+		f.Add(param, apierr.TooLong)
 	}
 }
 
@@ -228,8 +228,8 @@ func checkText(f *apierr.Fields, param, v string, max int) {
 func checkReason(f *apierr.Fields, reason string) {
 	switch r := strings.TrimSpace(reason); {
 	case r == "":
-		f.Add("reason", "required")
+		f.Add("reason", apierr.Required)
 	case utf8.RuneCountInString(r) > MaxText:
-		f.Add("reason", "too_long")
+		f.Add("reason", apierr.TooLong)
 	}
 }

@@ -66,10 +66,10 @@ func priceItems(ctx context.Context, tx bun.IDB, s *Row, version int, param stri
 				item.UnitPriceCents = products.SalePrice(v.PriceCents, v.PromotionalPriceCents)
 				item.OriginalPriceCents = v.PriceCents
 			case prod.HasVariations:
-				f.Add(p+".variation_id", "required")
+				f.Add(p+".variation_id", apierr.Required)
 			}
 			if !prod.Active {
-				f.Add(p+".product_id", "invalid_value") // removed from the catalogue
+				f.Add(p+".product_id", apierr.InvalidValue) // removed from the catalogue
 			}
 		}
 		item.TotalPriceCents = item.Quantity * item.UnitPriceCents
@@ -87,7 +87,7 @@ func totals(s *Row) error {
 	}
 	s.TotalCents = s.SubtotalCents - s.DiscountCents + s.ShippingCents + s.AdditionalCostsCents
 	if s.TotalCents < 0 {
-		return apierr.Invalid("discount_cents", "out_of_range")
+		return apierr.Invalid("discount_cents", apierr.OutOfRange)
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func fit(param string, amounts []int64, due, min int64) error {
 		if due == 0 {
 			return nil
 		}
-		return apierr.Invalid(param, "amount_mismatch")
+		return apierr.Invalid(param, apierr.AmountMismatch)
 	}
 	var sum int64
 	for _, a := range amounts {
@@ -44,11 +44,11 @@ func fit(param string, amounts []int64, due, min int64) error {
 	}
 	diff := due - sum
 	if diff < -1 || diff > 1 {
-		return apierr.Invalid(param, "amount_mismatch")
+		return apierr.Invalid(param, apierr.AmountMismatch)
 	}
 	last := &amounts[len(amounts)-1]
 	if *last+diff < min {
-		return apierr.Invalid(param, "amount_mismatch")
+		return apierr.Invalid(param, apierr.AmountMismatch)
 	}
 	*last += diff
 	return nil
@@ -74,7 +74,7 @@ func planFor(in *PaymentPlanInput, total int64, saleDate apitime.Date) (PaymentP
 	case ModeEntryAndRest:
 		entry := *in.EntryAmountCents
 		if entry >= total {
-			return p, nil, apierr.Invalid("payment_plan.entry_amount_cents", "out_of_range") // 0 < entry < total
+			return p, nil, apierr.Invalid("payment_plan.entry_amount_cents", apierr.OutOfRange) // 0 < entry < total
 		}
 		p.PaidAt, p.EntryAmountCents = &paidAt, &entry
 		drafts = append(drafts, draft{Kind: KindEntry, Amount: entry, Due: paidAt})
@@ -133,7 +133,7 @@ func allocate(s *Row, y *PaymentRow, target *string, today apitime.Date) error {
 				return apierr.New(apierr.Conflict) // 3.2: must target an open installment
 			}
 			if y.AmountCents > n.Remaining() {
-				return apierr.Invalid("amount_cents", "exceeds_balance")
+				return apierr.Invalid("amount_cents", apierr.ExceedsBalance)
 			}
 			order = []int{i}
 			break
@@ -166,7 +166,7 @@ func allocate(s *Row, y *PaymentRow, target *string, today apitime.Date) error {
 		n.Status = statusFor(n, today)
 	}
 	if left != 0 {
-		return apierr.Invalid("amount_cents", "exceeds_balance")
+		return apierr.Invalid("amount_cents", apierr.ExceedsBalance)
 	}
 	return nil
 }
@@ -225,7 +225,7 @@ type InstallmentsRescheduleEntry struct {
 func replan(s *Row, param string, entries []InstallmentsRescheduleEntry, balance int64, e Env) error {
 	var f apierr.Fields
 	if len(entries) > MaxInstallments {
-		f.Add(param, "out_of_range")
+		f.Add(param, apierr.OutOfRange)
 		return f.Err()
 	}
 	byID := map[string]int{}
@@ -238,14 +238,14 @@ func replan(s *Row, param string, entries []InstallmentsRescheduleEntry, balance
 	for i, en := range entries {
 		p := param + "[" + strconv.Itoa(i) + "]"
 		if en.AmountCents == nil {
-			f.Add(p+".amount_cents", "required")
+			f.Add(p+".amount_cents", apierr.Required)
 		} else if *en.AmountCents < 1 || *en.AmountCents > MaxAmountCents {
-			f.Add(p+".amount_cents", "out_of_range")
+			f.Add(p+".amount_cents", apierr.OutOfRange)
 		} else {
 			amounts[i] = *en.AmountCents
 		}
 		if en.DueDate == nil {
-			f.Add(p+".due_date", "required")
+			f.Add(p+".due_date", apierr.Required)
 		}
 		if en.ID == nil {
 			continue
@@ -258,12 +258,12 @@ func replan(s *Row, param string, entries []InstallmentsRescheduleEntry, balance
 			return apierr.New(apierr.Conflict) // only open installments are rescheduled
 		}
 		if listed[*en.ID] {
-			f.Add(p+".id", "invalid_value")
+			f.Add(p+".id", apierr.InvalidValue)
 		}
 		listed[*en.ID] = true
 		paid[i] = s.Installments[j].PaidCents
 		if amounts[i] != 0 && amounts[i] < paid[i] {
-			f.Add(p+".amount_cents", "out_of_range") // below what was already paid on it
+			f.Add(p+".amount_cents", apierr.OutOfRange) // below what was already paid on it
 		}
 	}
 	if err := f.Err(); err != nil {

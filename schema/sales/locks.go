@@ -10,6 +10,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/db"
 	"oficina/schema/ids"
 	"oficina/schema/numbering"
 )
@@ -78,12 +79,9 @@ func IssueInvoice(ctx context.Context, tx bun.IDB, saleID string, paymentID *str
 // CancelInvoice cancels an issued invoice; the flags follow the invoices
 // still active. An invoice already canceled is 409.
 func CancelInvoice(ctx context.Context, tx bun.IDB, invoiceID string, now time.Time) (*Invoice, error) {
-	if !ids.Valid("inv", invoiceID) {
-		return nil, apierr.New(apierr.ResourceNotFound)
-	}
-	inv := new(Invoice)
-	if err := tx.NewSelect().Model(inv).Where("inv.id = ?", invoiceID).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	inv, err := db.ByID[Invoice](ctx, tx, "inv", invoiceID, true)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := Load(ctx, tx, inv.SaleID, LoadOptions{ForUpdate: true}); err != nil {
 		return nil, err

@@ -25,15 +25,15 @@ type PaymentCreate struct {
 func (in *PaymentCreate) validate() error {
 	var f apierr.Fields
 	if in.AmountCents == nil {
-		f.Add("amount_cents", "required")
+		f.Add("amount_cents", apierr.Required)
 	} else if *in.AmountCents < 1 || *in.AmountCents > MaxAmountCents {
-		f.Add("amount_cents", "out_of_range")
+		f.Add("amount_cents", apierr.OutOfRange)
 	}
 	if in.PaidAt == nil {
-		f.Add("paid_at", "required")
+		f.Add("paid_at", apierr.Required)
 	}
 	if in.PaymentMethod != nil && !slices.Contains(PaymentMethods, *in.PaymentMethod) {
-		f.Add("payment_method", "invalid_value")
+		f.Add("payment_method", apierr.InvalidValue)
 	}
 	return f.Err()
 }
@@ -56,7 +56,7 @@ func Receive(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, i
 		return nil, apierr.New(apierr.Conflict) // received through the contract (3.2)
 	}
 	if *in.AmountCents > o.s.TotalCents-o.s.PaidCents {
-		return nil, apierr.Invalid("amount_cents", "exceeds_balance")
+		return nil, apierr.Invalid("amount_cents", apierr.ExceedsBalance)
 	}
 	if in.InstallmentID != nil && !ids.Valid("ins", *in.InstallmentID) {
 		return nil, apierr.New(apierr.ResourceNotFound)

@@ -76,24 +76,15 @@ func (c *companyContext) view() SettingsView {
 }
 
 // takeNumber counts the sale in this month's quota (403 plan_limit_reached
-// when used up) and returns its number, both counters in one statement.
-// Their rows stay locked until the write ends, so concurrent creations
-// neither overshoot the quota nor share a number, and a rolled-back write
-// gives both back; callers take them last to keep that lock short.
+// when used up) and returns its number; the counters stay locked until the
+// write ends, so callers take them last.
 func takeNumber(ctx context.Context, tx bun.IDB, companyID string, c *companyContext, e Env) (int64, error) {
 	q := c.quota()
-	names := []string{NumberSequence}
+	var counter string
 	if q != nil {
-		names = []string{"sale_quota:" + e.Write.At.In(e.Location).Format("2006-01"), NumberSequence}
+		counter = "sale_quota:" + e.Write.At.In(e.Location).Format("2006-01")
 	}
-	ns, err := numbering.NextAll(ctx, tx, companyID, names...)
-	if err != nil {
-		return 0, err
-	}
-	if q != nil && ns[0] > int64(*q) {
-		return 0, apierr.New(apierr.PlanLimitReached)
-	}
-	return ns[len(ns)-1], nil
+	return numbering.NextWithin(ctx, tx, companyID, NumberSequence, q, counter)
 }
 
 // GetSettings reads the company's sales settings (defaults without a row).
@@ -118,7 +109,7 @@ func SetSettings(ctx context.Context, tx bun.IDB, companyID string, in SettingsI
 	if in.MonthlySaleQuota.Set {
 		c.MonthlySaleQuota = in.MonthlySaleQuota.Ptr()
 		if !tenant.OwnQuotaInRange(c.MonthlySaleQuota) {
-			return SettingsView{}, apierr.Invalid("monthly_sale_quota", "out_of_range")
+			return SettingsView{}, apierr.Invalid("monthly_sale_quota", apierr.OutOfRange)
 		}
 	}
 	if in.SaleQuotaUnlimited != nil {

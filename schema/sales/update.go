@@ -33,7 +33,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p 
 		checkText(&f, "production_notes", p.ProductionNotes.Value, MaxText)
 	}
 	if p.ProductionStatus.Set && !p.ProductionStatus.Null && !slices.Contains(ProductionStatuses, p.ProductionStatus.Value) {
-		f.Add("production_status", "invalid_value")
+		f.Add("production_status", apierr.InvalidValue)
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -58,16 +58,19 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p 
 			o.s.EstimatedDeliveryDate = &t
 		}
 	}
-	if o.s.View(false).sameAs(o.before.View(false)) {
+	// o.before is a copy of the sale, so its snapshot may be taken now.
+	before, err := streams.Snap(o.before.View(false))
+	if err != nil {
+		return nil, err
+	}
+	fields, err := before.Changed(o.s.View(false))
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) == 0 {
 		return o.s, nil // nothing changed: no write, no event (6.3 rule 3)
 	}
 	return o.commit()
-}
-
-// sameAs compares the fields a SalePatch can change.
-func (v Sale) sameAs(o Sale) bool {
-	return v.Notes == o.Notes && v.ProductionNotes == o.ProductionNotes && eqPtr(v.ProductionStatus, o.ProductionStatus) &&
-		eqPtr(v.EstimatedDeliveryDate, o.EstimatedDeliveryDate)
 }
 
 // Cancel cancels a sale: every payment is reversed, the installments are

@@ -156,23 +156,23 @@ type TaskCreate struct {
 func (in *TaskCreate) Check(f *apierr.Fields, prefix string) {
 	switch n := utf8.RuneCountInString(strings.TrimSpace(in.Title)); {
 	case n == 0:
-		f.Add(prefix+"title", "required")
+		f.Add(prefix+"title", apierr.Required)
 	case n > MaxTitle:
-		f.Add(prefix+"title", "too_long")
+		f.Add(prefix+"title", apierr.TooLong)
 	}
 	if in.Description != nil && utf8.RuneCountInString(*in.Description) > MaxDescription {
-		f.Add(prefix+"description", "too_long")
+		f.Add(prefix+"description", apierr.TooLong)
 	}
 	if in.Priority != "" && !ValidPriority(in.Priority) {
-		f.Add(prefix+"priority", "invalid_value")
+		f.Add(prefix+"priority", apierr.InvalidValue)
 	}
 	switch {
 	case in.AssigneeID != nil && in.AssigneeType == nil:
-		f.Add(prefix+"assignee_type", "required")
+		f.Add(prefix+"assignee_type", apierr.Required)
 	case in.AssigneeID == nil && in.AssigneeType != nil:
-		f.Add(prefix+"assignee_id", "required")
+		f.Add(prefix+"assignee_id", apierr.Required)
 	case in.AssigneeType != nil && !ValidAssigneeType(*in.AssigneeType):
-		f.Add(prefix+"assignee_type", "invalid_value")
+		f.Add(prefix+"assignee_type", apierr.InvalidValue)
 	}
 }
 

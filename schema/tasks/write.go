@@ -43,28 +43,28 @@ func (p *TaskUpdate) apply(r *Row, f *apierr.Fields, now time.Time) {
 		r.Title = strings.TrimSpace(p.Title.Value)
 		switch n := utf8.RuneCountInString(r.Title); {
 		case p.Title.Null:
-			f.Add("title", "invalid_value")
+			f.Add("title", apierr.InvalidValue)
 		case n == 0:
-			f.Add("title", "required")
+			f.Add("title", apierr.Required)
 		case n > MaxTitle:
-			f.Add("title", "too_long")
+			f.Add("title", apierr.TooLong)
 		}
 	}
 	if p.Description.Set {
 		r.Description = p.Description.Ptr()
 		if r.Description != nil && utf8.RuneCountInString(*r.Description) > MaxDescription {
-			f.Add("description", "too_long")
+			f.Add("description", apierr.TooLong)
 		}
 	}
 	if p.Priority.Set {
 		if p.Priority.Null || !ValidPriority(p.Priority.Value) {
-			f.Add("priority", "invalid_value")
+			f.Add("priority", apierr.InvalidValue)
 		}
 		r.Priority = p.Priority.Value
 	}
 	if p.Status.Set {
 		if p.Status.Null || !ValidStatus(p.Status.Value) {
-			f.Add("status", "invalid_value")
+			f.Add("status", apierr.InvalidValue)
 		}
 		r.setStatus(p.Status.Value, now)
 	}
@@ -84,15 +84,15 @@ func (p *TaskUpdate) apply(r *Row, f *apierr.Fields, now time.Time) {
 		}
 		switch {
 		case r.AssigneeID != nil && r.AssigneeType == nil:
-			f.Add("assignee_type", "required")
+			f.Add("assignee_type", apierr.Required)
 		case r.AssigneeID == nil && r.AssigneeType != nil:
 			if p.AssigneeID.Set {
 				r.AssigneeType = nil // clearing the member clears the pair
 			} else {
-				f.Add("assignee_id", "required")
+				f.Add("assignee_id", apierr.Required)
 			}
 		case r.AssigneeType != nil && !ValidAssigneeType(*r.AssigneeType):
-			f.Add("assignee_type", "invalid_value")
+			f.Add("assignee_type", apierr.InvalidValue)
 		}
 	}
 	if p.ClientID.Set {
@@ -128,7 +128,10 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 	if err != nil {
 		return nil, err
 	}
-	before := r.View(w.At)
+	before, err := streams.Snap(r.View(w.At))
+	if err != nil {
+		return nil, err
+	}
 	var f apierr.Fields
 	p.apply(r, &f, w.At)
 	if err := f.Err(); err != nil {
@@ -144,14 +147,15 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 			return nil, err
 		}
 	}
-	if fields, err := streams.ChangedFields(before, r.View(w.At)); err != nil || len(fields) == 0 {
+	fields, err := before.Changed(r.View(w.At))
+	if err != nil || len(fields) == 0 {
 		return r, err // nothing changed: no write, no event
 	}
 	r.UpdatedAt = w.At
 	if _, err := tx.NewUpdate().Model(r).ExcludeColumn("id", "company_id", "created_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("tasks: update: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: r.View(w.At), Before: before}); err != nil {
+	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: r.View(w.At), ChangedFields: fields}); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -139,7 +139,7 @@ func Recover(ctx context.Context, tx bun.IDB, endpointID string, in WebhookRecov
 		return WebhookRecoverTask{}, fmt.Errorf("webhooks: recover count: %w", err)
 	}
 	if n > MaxRecoverDeliveries {
-		return WebhookRecoverTask{}, apierr.Invalid("since", "too_many_deliveries")
+		return WebhookRecoverTask{}, apierr.Invalid("since", apierr.TooManyDeliveries)
 	}
 	t := &RecoverTaskRow{CompanyID: e.CompanyID, EndpointID: e.ID, Since: since, Until: until, Status: RecoverDryRun,
 		Counted: n, CreatedAt: now, UpdatedAt: now}
@@ -184,11 +184,11 @@ func recoverWindow(in WebhookRecoverRequest, now time.Time) (time.Time, time.Tim
 	}
 	switch {
 	case since.IsZero():
-		f.Add("since", "required")
+		f.Add("since", apierr.Required)
 	case !since.Before(until):
-		f.Add("until", "invalid_value")
+		f.Add("until", apierr.InvalidValue)
 	case until.Sub(since) > MaxRecoverWindow:
-		f.Add("since", "window_too_long")
+		f.Add("since", apierr.WindowTooLong)
 	}
 	return since, until, f.Err()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
+	"oficina/schema/db"
 	"oficina/schema/field"
 	"oficina/schema/ids"
 	"oficina/schema/secretbox"
@@ -54,9 +55,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	addField(&f, err)
 	switch {
 	case in.URL == "":
-		f.Add("url", "required")
+		f.Add("url", apierr.Required)
 	case len(in.URL) > MaxURLLength:
-		f.Add("url", "too_long")
+		f.Add("url", apierr.TooLong)
 	}
 	desc := ""
 	if in.Description != nil {
@@ -72,9 +73,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	if err := checkURL(ctx, guard, in.URL); err != nil {
 		return nil, err
 	}
-	company := new(tenant.Company)
-	if err := tx.NewSelect().Model(company).Where("id = ?", companyID).For("UPDATE").Scan(ctx); err != nil {
-		return nil, apierr.NoRows(err)
+	company, err := db.ByID[tenant.Company](ctx, tx, "co", companyID, true)
+	if err != nil {
+		return nil, err
 	}
 	n, err := Count(ctx, tx)
 	if err != nil {
@@ -122,18 +123,18 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 	if p.URL.Set {
 		switch {
 		case p.URL.Null:
-			f.Add("url", "invalid_type")
+			f.Add("url", apierr.InvalidType)
 		case p.URL.Value == "":
-			f.Add("url", "required")
+			f.Add("url", apierr.Required)
 		case len(p.URL.Value) > MaxURLLength:
-			f.Add("url", "too_long")
+			f.Add("url", apierr.TooLong)
 		default:
 			url = p.URL.Value
 		}
 	}
 	if p.Events.Set {
 		if p.Events.Null {
-			f.Add("events", "invalid_type")
+			f.Add("events", apierr.InvalidType)
 		} else if ev, err := NormalizeEvents(eventNames(p.Events.Value)); err != nil {
 			addField(&f, err)
 		} else {
@@ -249,7 +250,7 @@ const (
 // Duration, so that a huge number cannot wrap around into a short one.
 func SecretGrace(seconds int64) (time.Duration, error) {
 	if seconds < 0 || seconds > int64(MaxSecretGrace/time.Second) {
-		return 0, apierr.Invalid("grace_period_seconds", "out_of_range")
+		return 0, apierr.Invalid("grace_period_seconds", apierr.OutOfRange)
 	}
 	return time.Duration(seconds) * time.Second, nil
 }
@@ -261,7 +262,7 @@ func SecretGrace(seconds int64) (time.Duration, error) {
 // the ring's first key; the new one is shown by ViewWithSecret only.
 func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duration, access Access, ring *secretbox.Keyring, now time.Time) (*Row, error) {
 	if grace < 0 || grace > MaxSecretGrace {
-		return nil, apierr.Invalid("grace_period_seconds", "out_of_range")
+		return nil, apierr.Invalid("grace_period_seconds", apierr.OutOfRange)
 	}
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {

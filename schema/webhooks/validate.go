@@ -81,19 +81,19 @@ func asEventNames(ns []string) []EventName {
 // not subscribable: every endpoint can be pinged.
 func NormalizeEvents(names []string) ([]string, error) {
 	if len(names) == 0 {
-		return nil, apierr.Invalid("events", "required")
+		return nil, apierr.Invalid("events", apierr.Required)
 	}
 	out := make([]string, 0, len(names))
 	for _, e := range names {
 		if !events.Subscribable(e) {
-			return nil, apierr.Invalid("events", "invalid_event")
+			return nil, apierr.Invalid("events", apierr.InvalidEvent)
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
 		}
 	}
 	if slices.Contains(out, streams.SubscribeAll) && len(out) > 1 {
-		return nil, apierr.Invalid("events", "invalid_event")
+		return nil, apierr.Invalid("events", apierr.InvalidEvent)
 	}
 	return out, nil
 }
@@ -111,9 +111,9 @@ func CheckURL(ctx context.Context, guard URLChecker, raw string) error {
 func checkURL(ctx context.Context, guard URLChecker, raw string) error {
 	switch {
 	case strings.TrimSpace(raw) == "":
-		return apierr.Invalid("url", "required")
+		return apierr.Invalid("url", apierr.Required)
 	case len(raw) > MaxURLLength:
-		return apierr.Invalid("url", "too_long")
+		return apierr.Invalid("url", apierr.TooLong)
 	}
 	err := guard.CheckURL(ctx, raw)
 	if err == nil {
@@ -130,28 +130,28 @@ func checkURL(ctx context.Context, guard URLChecker, raw string) error {
 // reasons (kept in the delivery log) fold into them; the rest — unparsable,
 // no host, bad port, a host name that is not one, an IPv4 address spelled
 // other than as a dotted quad — is invalid_url.
-var urlCodes = map[string]string{
-	"not_https":          "not_https",
-	"userinfo":           "userinfo",
-	"private_address":    "not_public", // private, loopback, reserved, metadata addresses
-	"forbidden_hostname": "not_public", // localhost, names without a dot, .local, .internal, …
-	"unresolvable":       "unresolvable",
+var urlCodes = map[string]apierr.FieldCode{
+	"not_https":          apierr.NotHTTPS,
+	"userinfo":           apierr.Userinfo,
+	"private_address":    apierr.NotPublic, // private, loopback, reserved, metadata addresses
+	"forbidden_hostname": apierr.NotPublic, // localhost, names without a dot, .local, .internal, …
+	"unresolvable":       apierr.Unresolvable,
 }
 
 // URLRefusalCode is the errors[].code of a URL the destination guard
 // refused: not_https, userinfo, not_public, unresolvable or invalid_url.
-func URLRefusalCode(err error) string {
+func URLRefusalCode(err error) apierr.FieldCode {
 	if re, ok := errors.AsType[Refusal](err); ok {
 		if c, ok := urlCodes[re.RefusalReason()]; ok {
 			return c
 		}
 	}
-	return "invalid_url"
+	return apierr.InvalidURL
 }
 
 func checkDescription(d string) error {
 	if utf8.RuneCountInString(d) > MaxDescriptionLength {
-		return apierr.Invalid("description", "too_long")
+		return apierr.Invalid("description", apierr.TooLong)
 	}
 	return nil
 }

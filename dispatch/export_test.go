@@ -1,0 +1,4 @@
+package dispatch
+
+// CompanyView is companyView for the package's external tests.
+type CompanyView = companyView
