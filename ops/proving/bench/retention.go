@@ -14,7 +14,7 @@ var RetentionSizes = []int{10_000, 1_000_000}
 
 // Retention fills one past day of the log with n deliveries (each with its
 // event and one attempt) for each of RetentionSizes, then times the
-// sweeper's call that drops it (streams.KeepLog with a 30-day retention):
+// sweeper's call that drops it (streams.KeepLog, its retention ending with that day):
 // retention_drop_ms for the largest size, retention_drop_ms_<n> for each.
 // The rows are written straight into the day's partition as the database
 // owner, far quicker than through the API; what is timed is the drop only.
@@ -25,9 +25,12 @@ func Retention(ctx context.Context, env *Env, f *Feed, logf func(string, ...any)
 	}
 	t := ts[0]
 	for i, n := range RetentionSizes {
-		// A day well past the retention, a different one per size, its
-		// partitions made as the sweeper would have made them then.
-		day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -40-7*i)
+		// A past day, a different one per size, its partitions made as the
+		// sweeper would have made them then. It is within the stack's
+		// retention, so the stack's own sweeper, which runs meanwhile, leaves
+		// it to the timed call, whose retention ends right after it (a full
+		// run lost the day to the sweeper during the checkpoint).
+		day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -20-3*i)
 		if _, err := streams.KeepLog(ctx, f.DB, day, 0, 0); err != nil {
 			return err
 		}
@@ -41,7 +44,8 @@ func Retention(ctx context.Context, env *Env, f *Feed, logf func(string, ...any)
 			logf("bench: retention: no checkpoint before the drop: %v", err)
 		}
 		start := time.Now()
-		up, err := streams.KeepLog(ctx, f.DB, time.Now(), streams.DefaultPartitionsAhead, streams.DefaultRetention)
+		now := time.Now()
+		up, err := streams.KeepLog(ctx, f.DB, now, streams.DefaultPartitionsAhead, now.Sub(day.AddDate(0, 0, 1)))
 		if err != nil {
 			return err
 		}
