@@ -82,6 +82,25 @@ func (p *apiProcess) take(t *testing.T, key string, limit int) ratelimit.Decisio
 	return d
 }
 
+// patient bounds a test process's store round trips: long on a busy
+// machine, so that only an outage makes a share decide.
+const patient = 10 * time.Second
+
+// twoProcessesSeeingEachOther starts two API processes, a and b, on one
+// restartable NATS, whose store round trips are patient, each having seen the other's
+// heartbeat (a sees b only at its second).
+func twoProcessesSeeingEachOther(t *testing.T, clk *testkit.Clock) (ns *testkit.RestartableNATS, a, b *apiProcess) {
+	t.Helper()
+	ns = testkit.NewRestartableNATS(t)
+	a, b = newAPIProcess(t, ns.URL(), "a", clk, patient), newAPIProcess(t, ns.URL(), "b", clk, patient)
+	for _, p := range []*apiProcess{a, b, a} {
+		if err := p.pres.Beat(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ns, a, b
+}
+
 // Issue 15 item 6: while NATS is down the company's ceiling still holds
 // across API processes: each allows its share (ceiling/N, the remainder to
 // the first by id) counting what it allowed before the outage, the answers
@@ -91,18 +110,9 @@ func (p *apiProcess) take(t *testing.T, key string, limit int) ratelimit.Decisio
 // restart), and then the shared budget alone decides.
 func TestCeilingHoldsAcrossProcessesWhileNATSIsDown(t *testing.T) {
 	t.Parallel()
-	ns := testkit.NewRestartableNATS(t)
 	clk := newClock()
-	// Round trips may take long on a busy machine: here only an outage
-	// should make the share decide.
-	const patient = 10 * time.Second
-	a, b := newAPIProcess(t, ns.URL(), "a", clk, patient), newAPIProcess(t, ns.URL(), "b", clk, patient)
+	ns, a, b := twoProcessesSeeingEachOther(t, clk)
 	ctx := context.Background()
-	for _, p := range []*apiProcess{a, b, a} { // a sees b only at its second heartbeat
-		if err := p.pres.Beat(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if a.pres.Processes() != 2 || b.pres.Processes() != 2 || a.pres.Share(9) != 5 || b.pres.Share(9) != 4 {
 		t.Fatalf("processes %d/%d, shares of 9: %d/%d, want 2/2 and 5/4", a.pres.Processes(), b.pres.Processes(),
 			a.pres.Share(9), b.pres.Share(9))
@@ -266,16 +276,8 @@ func TestPresenceSharesAddUpToTheCeiling(t *testing.T) {
 // the window slides on.
 func TestCeilingHoldsWhenTheProcessesSharedTheWindowUnevenly(t *testing.T) {
 	t.Parallel()
-	ns := testkit.NewRestartableNATS(t)
 	clk := newClock()
-	const patient = 10 * time.Second
-	a, b := newAPIProcess(t, ns.URL(), "a", clk, patient), newAPIProcess(t, ns.URL(), "b", clk, patient)
-	ctx := context.Background()
-	for _, p := range []*apiProcess{a, b, a} {
-		if err := p.pres.Beat(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ns, a, b := twoProcessesSeeingEachOther(t, clk)
 	const ceiling = 9 // shares: a 5, b 4
 	start := clk.Now()
 	for i, p := range []*apiProcess{a, a, a, a, b, b, b, b, b} { // b: one over its share
