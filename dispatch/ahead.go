@@ -26,20 +26,20 @@ type ahead struct {
 	done     chan struct{}
 	res      stageRes
 	err      error
-	at       time.Time // when the plan was read
+	at       time.Time // when the plan was read (wall clock)
 }
 
 func newAhead() *ahead { return &ahead{done: make(chan struct{})} }
 
 // launch starts preparing dm with spawn unless that has started already.
 func (a *ahead) launch(ctx context.Context, d *Dispatcher, dm streams.DeliveryMessage, spawn func(func())) {
-	if a == nil || !a.launched.CompareAndSwap(false, true) {
+	if !a.launched.CompareAndSwap(false, true) {
 		return
 	}
 	spawn(func() {
 		defer close(a.done)
 		a.res, a.err = d.cycles.do(ctx, stageReq{prepare: &dm})
-		a.at = time.Now()
+		a.at = d.cfg.WallNow()
 	})
 }
 
@@ -49,7 +49,7 @@ func (d *Dispatcher) plan(ctx context.Context, dm streams.DeliveryMessage, a *ah
 	if a != nil && a.launched.Load() {
 		select {
 		case <-a.done:
-			if a.err == nil && time.Since(a.at) <= d.cfg.PlanFresh {
+			if a.err == nil && d.cfg.WallNow().Sub(a.at) <= d.cfg.PlanFresh {
 				return a.res, nil
 			}
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -275,14 +276,11 @@ func (w *partition) free(j job, sent, ok, failing bool) {
 		delays = append(delays, w.g.parkFor(ep))
 	}
 	w.mu.Unlock()
-	for _, s := range start {
+	for i, s := range start {
 		w.run(s)
-	}
-	// The queues that moved have new jobs at their front.
-	moved := map[string]bool{}
-	for _, s := range start {
-		if !moved[s.dm.EndpointID] {
-			moved[s.dm.EndpointID] = true
+		// Its queue moved: new jobs are at its front (once per endpoint;
+		// a company's starts are few, at most its cap).
+		if !slices.ContainsFunc(start[:i], func(o job) bool { return o.dm.EndpointID == s.dm.EndpointID }) {
 			w.prepareFront(s.dm.CompanyID, s.dm.EndpointID)
 		}
 	}
