@@ -55,7 +55,9 @@ type Options struct {
 	// Only, when set, confines the background work that crosses companies
 	// to these companies: the relay and the mail sender serve only them,
 	// and the sweeps and routines over every company do not run. For tests
-	// that share a database with others; production leaves it empty.
+	// that share a database with others; production leaves it empty. A
+	// test without it must own its database (testkit.ScratchDB): its relay
+	// would otherwise publish other tests' backlogs to its own NATS.
 	Only []string
 }
 

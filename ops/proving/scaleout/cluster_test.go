@@ -346,12 +346,6 @@ func companyIDs(cos []company) []string {
 	return ids
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
 
 func pct(n, of int) float64 {
 	if of == 0 {

@@ -242,6 +242,39 @@ func (c company) deliveries(t *testing.T) []streams.Delivery {
 	return ds
 }
 
+// logOf is the company's deliveries and their attempts, one line each, for
+// a failure message: statuses, answers and errors, not pointers.
+func (c company) logOf(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, d := range c.deliveries(t) {
+		fmt.Fprintf(&b, "\n  %s %s %s attempts=%d next=%v error=%s", d.ID, d.EventID, d.Status, d.AttemptCount,
+			d.NextAttemptAt, deref(d.Error))
+	}
+	var as []struct {
+		DeliveryID string    `bun:"delivery_id"`
+		StartedAt  time.Time `bun:"started_at"`
+		Code       *int      `bun:"response_status_code"`
+		Error      *string   `bun:"error"`
+	}
+	c.tk.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewSelect().Table("webhook_attempts").Column("delivery_id", "started_at", "response_status_code", "error").
+			Order("started_at").Scan(ctx, &as)
+	})
+	for _, a := range as {
+		fmt.Fprintf(&b, "\n  attempt %s at %s status=%s error=%s", a.DeliveryID, a.StartedAt.Format(time.RFC3339Nano), deref(a.Code), deref(a.Error))
+	}
+	return b.String()
+}
+
+// deref is *p as text, "" for nil.
+func deref[T any](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprint(*p)
+}
+
 // connectNATS connects as the processes do: every server listed, never
 // giving up on reconnecting.
 func connectNATS(t *testing.T, url, name string) *nats.Conn {
