@@ -346,7 +346,6 @@ func companyIDs(cos []company) []string {
 	return ids
 }
 
-
 func pct(n, of int) float64 {
 	if of == 0 {
 		return 0
