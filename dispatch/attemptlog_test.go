@@ -92,7 +92,7 @@ func TestAttemptKeepsRequestAndCappedResponse(t *testing.T) {
 	var resent webhooks.WebhookDelivery
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		resent, err = webhooks.Resend(ctx, tx, &streams.Write{CompanyID: co.Company.ID, At: time.Now()}, ep.ID, dm.DeliveryID)
+		resent, err = webhooks.Resend(ctx, &streams.Write{Tx: tx, CompanyID: co.Company.ID, At: time.Now()}, ep.ID, dm.DeliveryID)
 		return err
 	})
 	e.publish(t, streams.DeliveryMessage{DeliveryID: resent.ID, EndpointID: ep.ID, CompanyID: co.Company.ID,

@@ -40,7 +40,7 @@ func BenchmarkRecordAndPublish(b *testing.B) {
 					var rs []streams.Recorded
 					err := tenant.Tx(ctx, co.DB, co.Company.ID, func(ctx context.Context, tx bun.Tx) error {
 						var err error
-						rs, err = streams.Record(ctx, tx, write(co, streams.ActorAPI),
+						rs, err = streams.Record(ctx, writeIn(tx, co, streams.ActorAPI),
 							streams.Change{Type: "sale.updated", Object: after, Before: before})
 						return err
 					})
@@ -79,7 +79,7 @@ func BenchmarkRecordLatency(b *testing.B) {
 			for b.Loop() {
 				err := tenant.Tx(ctx, co.DB, co.Company.ID, func(ctx context.Context, tx bun.Tx) error {
 					start := time.Now()
-					_, err := streams.Record(ctx, tx, write(co, streams.ActorAPI), streams.Change{Type: "sale.updated", Object: after, Before: before})
+					_, err := streams.Record(ctx, writeIn(tx, co, streams.ActorAPI), streams.Change{Type: "sale.updated", Object: after, Before: before})
 					ds = append(ds, time.Since(start))
 					return err
 				})

@@ -99,7 +99,7 @@ func newDelivery(d RecordedDelivery, r Recorded, kind string, now time.Time) Del
 // Ping records a real ping event and one delivery of it to endpointID
 // only. The caller checks the endpoint exists and is enabled. The event is
 // never published on EVENTS.
-func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorded, error) {
+func Ping(ctx context.Context, w *Write, endpointID string) (Recorded, error) {
 	obj, err := json.Marshal(PingObject{Object: PingType, WebhookEndpointID: endpointID})
 	if err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
@@ -114,14 +114,14 @@ func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorde
 		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: endpointID}}, at: now}
 	row := &OutboxEvent{ID: r.ID, CompanyID: r.CompanyID, Type: r.Type, Body: body, OccurredAt: w.At.UTC(),
 		HasDeliveries: true, CreatedAt: now}
-	if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(row).Exec(ctx); err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping: %w", err)
 	}
 	d := newDelivery(r.Deliveries[0], r, KindPing, now)
-	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping delivery: %w", err)
 	}
-	if err := w.add(ctx, tx, r); err != nil {
+	if err := w.add(ctx, w.Tx, r); err != nil {
 		return Recorded{}, err
 	}
 	return r, nil
@@ -131,11 +131,11 @@ func Ping(ctx context.Context, tx bun.IDB, w *Write, endpointID string) (Recorde
 // body) to the same endpoint as orig: a manual resend. It is published on
 // DELIVERIES only, after w commits. An event past retention (its day
 // dropped while a later resend of it is still logged) is sql.ErrNoRows.
-func Resend(ctx context.Context, tx bun.IDB, w *Write, orig *Delivery) (*Delivery, error) {
+func Resend(ctx context.Context, w *Write, orig *Delivery) (*Delivery, error) {
 	ev := new(OutboxEvent)
 	// An event is recorded before or with its deliveries: the bound keeps
 	// the lookup to the partitions up to orig's day.
-	err := tx.NewSelect().Model(ev).Where("id = ?", orig.EventID).Where("created_at <= ?", orig.CreatedAt).Scan(ctx)
+	err := w.Tx.NewSelect().Model(ev).Where("id = ?", orig.EventID).Where("created_at <= ?", orig.CreatedAt).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("streams: resend %s: event %s: %w", orig.ID, orig.EventID, err)
 	}
@@ -144,10 +144,10 @@ func Resend(ctx context.Context, tx bun.IDB, w *Write, orig *Delivery) (*Deliver
 		Deliveries: []RecordedDelivery{{ID: NewDeliveryID(now), EndpointID: orig.EndpointID}}, at: now}
 	d := newDelivery(r.Deliveries[0], r, KindResend, now)
 	d.ResendOf = &orig.ID
-	if _, err := tx.NewInsert().Model(&d).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("streams: resend %s: %w", orig.ID, err)
 	}
-	if err := w.add(ctx, tx, r); err != nil {
+	if err := w.add(ctx, w.Tx, r); err != nil {
 		return nil, err
 	}
 	return &d, nil

@@ -33,9 +33,15 @@ func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string)
 	return e
 }
 
-// write is a dashboard write of co now.
+// write is a write of co now by kind, in no transaction yet (record
+// gives it one).
 func write(co *testkit.Company, kind streams.ActorKind) *streams.Write {
-	return &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: kind}, At: time.Now()}
+	return writeIn(bun.Tx{}, co, kind)
+}
+
+// writeIn is a write of co now by kind in tx.
+func writeIn(tx bun.Tx, co *testkit.Company, kind streams.ActorKind) *streams.Write {
+	return &streams.Write{Tx: tx, CompanyID: co.Company.ID, Actor: streams.Actor{Kind: kind}, At: time.Now()}
 }
 
 // record runs streams.Record in its own company transaction.
@@ -44,7 +50,8 @@ func record(t testing.TB, co *testkit.Company, w *streams.Write, changes ...stre
 	var out []streams.Recorded
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		out, err = streams.Record(ctx, tx, w, changes...)
+		w.Tx = tx
+		out, err = streams.Record(ctx, w, changes...)
 		return err
 	})
 	return out
@@ -68,7 +75,7 @@ func tracked(t testing.TB, co *testkit.Company, pub streams.AfterCommitter, chan
 	err := wr.Run(context.Background(), streams.Unit{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}},
 		func(ctx context.Context, w *streams.Write) error {
 			var err error
-			out, err = streams.Record(ctx, w.Tx, w, changes...)
+			out, err = streams.Record(ctx, w, changes...)
 			return err
 		})
 	if err != nil {

@@ -130,7 +130,7 @@ func TestPingGoesToItsEndpointOnly(t *testing.T) {
 	var r streams.Recorded
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		r, err = streams.Ping(ctx, tx, write(co, streams.ActorAPI), ep.ID)
+		r, err = streams.Ping(ctx, writeIn(tx, co, streams.ActorAPI), ep.ID)
 		return err
 	})
 	if err := streams.NewPublisher(co.DB, js, nil).Publish(context.Background(), []streams.Recorded{r}); err != nil {

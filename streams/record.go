@@ -97,7 +97,7 @@ type OutboxEvent struct {
 // transaction) and, for each, one delivery per enabled endpoint of the
 // company subscribed to its type at this moment (spec 6.1). ".updated"
 // changes that change nothing are skipped.
-func Record(ctx context.Context, tx bun.IDB, w *Write, changes ...Change) ([]Recorded, error) {
+func Record(ctx context.Context, w *Write, changes ...Change) ([]Recorded, error) {
 	out := make([]Recorded, 0, len(changes))
 	for _, c := range changes {
 		r, skip, err := build(w, c)
@@ -111,10 +111,10 @@ func Record(ctx context.Context, tx bun.IDB, w *Write, changes ...Change) ([]Rec
 	if len(out) == 0 {
 		return nil, nil
 	}
-	if err := insert(ctx, tx, w, out); err != nil {
+	if err := insert(ctx, w, out); err != nil {
 		return nil, err
 	}
-	if err := w.add(ctx, tx, out...); err != nil {
+	if err := w.add(ctx, w.Tx, out...); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -173,7 +173,7 @@ const deliveryPool = 4
 
 // insert stores the events and their deliveries: one statement, unless a
 // company has more subscribed endpoints than the pool of ids.
-func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
+func insert(ctx context.Context, w *Write, rs []Recorded) error {
 	now := w.wall()
 	evIDs, types, bodies := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	byID := make(map[string]*Recorded, len(rs))
@@ -191,7 +191,7 @@ func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
 		EndpointID string  `bun:"endpoint_id"`
 		DeliveryID *string `bun:"delivery_id"`
 	}
-	err := tx.NewRaw(insertEvents, w.CompanyID, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
+	err := w.Tx.NewRaw(insertEvents, w.CompanyID, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
 		pgdialect.Array(pool), w.At.UTC(), now).Scan(ctx, &matches)
 	if err != nil {
 		return fmt.Errorf("streams: record events: %w", err)
@@ -211,7 +211,7 @@ func insert(ctx context.Context, tx bun.IDB, w *Write, rs []Recorded) error {
 	if len(rest) == 0 {
 		return nil
 	}
-	if _, err := tx.NewInsert().Model(&rest).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(&rest).Exec(ctx); err != nil {
 		return fmt.Errorf("streams: record deliveries: %w", err)
 	}
 	return nil

@@ -179,7 +179,7 @@ func TestPingIsNotAWriteEvent(t *testing.T) {
 	t.Parallel()
 	co := newCompany(t)
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := streams.Record(ctx, tx, write(co, streams.ActorAPI), streams.Change{Type: "ping", Object: newSale("x")}); err == nil {
+		if _, err := streams.Record(ctx, writeIn(tx, co, streams.ActorAPI), streams.Change{Type: "ping", Object: newSale("x")}); err == nil {
 			t.Error("ping recorded as a write event")
 		}
 		return nil

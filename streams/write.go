@@ -124,13 +124,19 @@ type Unit struct {
 	// First is a complete statement sent with BEGIN (tenant.TxWith): one
 	// that may refuse the whole write, such as an idempotency claim.
 	First string
+	// At, when set, is when the write happens on the business clock (a
+	// routine's run time); zero: the writer's clock now.
+	At time.Time
 }
 
 // Run runs fn as one write unit: in u's company transaction, with a Write
 // that fn's rules record their events on; after commit it publishes those
 // events. fn's error rolls everything back and is Run's error.
 func (wr *Writer) Run(ctx context.Context, u Unit, fn func(ctx context.Context, w *Write) error) error {
-	w := &Write{CompanyID: u.CompanyID, Actor: u.Actor, At: read(wr.Now), Wall: wr.Wall, atCommit: true}
+	w := &Write{CompanyID: u.CompanyID, Actor: u.Actor, At: u.At, Wall: wr.Wall, atCommit: true}
+	if w.At.IsZero() {
+		w.At = read(wr.Now)
+	}
 	var ticket Ticket
 	if wr.Publisher != nil {
 		ticket, w.tracked = wr.Publisher.Track(w.wall())

@@ -22,8 +22,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	slog.SetDefault(log)
-	return stack.Run(ctx, stack.Options{Config: cfg, Embedded: true, Migrate: true, Seed: seed, Out: stdout, Logger: log,
-		Ready: keepDefaultLogger(log)})
+	return stack.Run(ctx, stack.Options{Config: cfg, Embedded: true, Migrate: true, Seed: seed, Out: stdout, Logger: log})
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -33,15 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	slog.SetDefault(log)
-	return stack.Run(ctx, stack.Options{Config: cfg, Out: stdout, Logger: log, Ready: keepDefaultLogger(log)})
-}
-
-// keepDefaultLogger puts log back as the process's default once the API
-// is up: the public router is built with fuego.WithoutLogger, which
-// replaces the default with a discarding handler, and the causes of 5xx
-// answers (logged by http/wire through the default) were lost.
-func keepDefaultLogger(log *slog.Logger) func(stack.Addrs) {
-	return func(stack.Addrs) { slog.SetDefault(log) }
+	return stack.Run(ctx, stack.Options{Config: cfg, Out: stdout, Logger: log})
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, _ io.Writer) error {

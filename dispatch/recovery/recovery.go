@@ -77,7 +77,7 @@ func (r *Runner) company(ctx context.Context, companyID string) (int, error) {
 	unit := streams.Unit{CompanyID: companyID, Actor: streams.Actor{Kind: streams.ActorRoutine}}
 	err := wr.Run(ctx, unit, func(ctx context.Context, w *streams.Write) error {
 		var err error
-		n, err = webhooks.AdvanceRecovery(ctx, w.Tx, w, r.Pace)
+		n, err = webhooks.AdvanceRecovery(ctx, w, r.Pace)
 		return err
 	})
 	return n, err

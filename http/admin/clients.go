@@ -23,7 +23,7 @@ func createClient(ctx context.Context, w *streams.Write, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := clients.CreateRecorded(ctx, w.Tx, w, in)
+	c, err := clients.CreateRecorded(ctx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -43,7 +43,7 @@ func updateClient(ctx context.Context, w *streams.Write, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	c, err := clients.Update(ctx, w.Tx, w, r.PathValue("id"), in)
+	c, err := clients.Update(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -58,7 +58,7 @@ type deleted struct {
 }
 
 func deleteClient(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	c, err := clients.Delete(ctx, w.Tx, w, r.PathValue("id"))
+	c, err := clients.Delete(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -26,7 +26,7 @@ func createEntry(ctx context.Context, w *streams.Write, r *http.Request) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := finance.CreateEntry(ctx, w.Tx, w, in)
+	t, err := finance.CreateEntry(ctx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -46,7 +46,7 @@ func markEntryPaid(ctx context.Context, w *streams.Write, r *http.Request) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := finance.MarkPaid(ctx, w.Tx, w, r.PathValue("id"), in, sales.PayReceivable)
+	t, err := finance.MarkPaid(ctx, w, r.PathValue("id"), in, sales.PayReceivable)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -54,7 +54,7 @@ func markEntryPaid(ctx context.Context, w *streams.Write, r *http.Request) (int,
 }
 
 func deleteEntry(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	t, err := finance.DeleteTransaction(ctx, w.Tx, w, r.PathValue("id"))
+	t, err := finance.DeleteTransaction(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

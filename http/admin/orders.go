@@ -85,7 +85,7 @@ func getOrder(ctx context.Context, w *streams.Write, r *http.Request) (int, any,
 }
 
 func deleteOrder(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	o, err := orders.Delete(ctx, w.Tx, w, r.PathValue("id"))
+	o, err := orders.Delete(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -114,7 +114,7 @@ func tickChecklistItem(ctx context.Context, w *streams.Write, r *http.Request) (
 		in.Done = new(bool)
 		*in.Done = true
 	}
-	o, err := orders.TickChecklistItem(ctx, w.Tx, w, r.PathValue("id"), r.PathValue("item"), *in.Done)
+	o, err := orders.TickChecklistItem(ctx, w, r.PathValue("id"), r.PathValue("item"), *in.Done)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -126,7 +126,7 @@ func markTechnicianDone(ctx context.Context, w *streams.Write, r *http.Request) 
 	if err != nil {
 		return 0, nil, err
 	}
-	o, err := orders.MarkTechnicianDone(ctx, w.Tx, w, r.PathValue("id"), in)
+	o, err := orders.MarkTechnicianDone(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -28,7 +28,7 @@ func listQuotes(ctx context.Context, w *streams.Write, r *http.Request) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	l, err := quotes.List(ctx, w.Tx, w, pg)
+	l, err := quotes.List(ctx, w, pg)
 	return http.StatusOK, l, err
 }
 
@@ -37,7 +37,7 @@ func createQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	q, err := quotes.Create(ctx, w.Tx, w, in)
+	q, err := quotes.Create(ctx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -57,7 +57,7 @@ func updateQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	q, err := quotes.Update(ctx, w.Tx, w, r.PathValue("id"), in)
+	q, err := quotes.Update(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -73,7 +73,7 @@ func setQuoteStatus(ctx context.Context, w *streams.Write, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	q, err := quotes.SetStatus(ctx, w.Tx, w, r.PathValue("id"), in.Status)
+	q, err := quotes.SetStatus(ctx, w, r.PathValue("id"), in.Status)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -81,7 +81,7 @@ func setQuoteStatus(ctx context.Context, w *streams.Write, r *http.Request) (int
 }
 
 func deleteQuote(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	q, err := quotes.Delete(ctx, w.Tx, w, r.PathValue("id"))
+	q, err := quotes.Delete(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/uptrace/bun"
-
 	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/finance"
@@ -51,7 +49,7 @@ func createProduct(ctx context.Context, w *streams.Write, r *http.Request) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := products.Create(ctx, w.Tx, w, in)
+	p, err := products.Create(ctx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -71,7 +69,7 @@ func updateProduct(ctx context.Context, w *streams.Write, r *http.Request) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := products.Update(ctx, w.Tx, w, r.PathValue("id"), in)
+	p, err := products.Update(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -79,7 +77,7 @@ func updateProduct(ctx context.Context, w *streams.Write, r *http.Request) (int,
 }
 
 func deleteProduct(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	p, err := products.Delete(ctx, w.Tx, w, r.PathValue("id"))
+	p, err := products.Delete(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -91,7 +89,7 @@ func adjustStock(ctx context.Context, w *streams.Write, r *http.Request) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := products.Adjust(ctx, w.Tx, w, r.PathValue("id"), in)
+	m, err := products.Adjust(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -115,7 +113,7 @@ func createService(ctx context.Context, w *streams.Write, r *http.Request) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	sv, err := products.CreateService(ctx, w.Tx, w, in)
+	sv, err := products.CreateService(ctx, w, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -135,7 +133,7 @@ func updateService(ctx context.Context, w *streams.Write, r *http.Request) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	sv, err := products.UpdateService(ctx, w.Tx, w, r.PathValue("id"), in)
+	sv, err := products.UpdateService(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -143,7 +141,7 @@ func updateService(ctx context.Context, w *streams.Write, r *http.Request) (int,
 }
 
 func deleteService(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	sv, err := products.DeleteService(ctx, w.Tx, w, r.PathValue("id"))
+	sv, err := products.DeleteService(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -201,7 +199,7 @@ func createDashboardSale(ctx context.Context, w *streams.Write, r *http.Request)
 	if in.ContractID != nil && *in.ContractID == "" {
 		return 0, nil, apierr.Invalid("contract_id", apierr.InvalidValue)
 	}
-	sale, err := sales.Create(ctx, w.Tx, w, in.SaleCreate, sales.CreateOptions{ContractID: in.ContractID})
+	sale, err := sales.Create(ctx, w, in.SaleCreate, sales.CreateOptions{ContractID: in.ContractID})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -270,15 +268,15 @@ func (s *Server) markOverdue(w http.ResponseWriter, r *http.Request) {
 	now := s.deps.BusinessNow()
 	var res sales.RoutineResult
 	if in.CompanyID != nil {
-		err = tenant.Tx(r.Context(), s.deps.DB, *in.CompanyID, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := tenant.GetCompany(ctx, tx, *in.CompanyID); err != nil {
+		err = s.writer.Run(r.Context(), sales.RoutineUnit(*in.CompanyID, now), func(ctx context.Context, w *streams.Write) error {
+			if _, err := tenant.GetCompany(ctx, w.Tx, *in.CompanyID); err != nil {
 				return err
 			}
-			res, err = sales.MarkOverdue(ctx, tx, *in.CompanyID, now)
+			res, err = sales.MarkOverdue(ctx, w)
 			return err
 		})
 	} else {
-		res, err = sales.MarkOverdueAll(r.Context(), s.deps.Workers, now)
+		res, err = sales.MarkOverdueAll(r.Context(), s.writer, s.deps.Workers, now)
 	}
 	if err != nil {
 		wire.WriteError(w, r, err)

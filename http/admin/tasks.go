@@ -30,7 +30,7 @@ func updateTask(ctx context.Context, w *streams.Write, r *http.Request) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	t, err := tasks.Update(ctx, w.Tx, w, r.PathValue("id"), in)
+	t, err := tasks.Update(ctx, w, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -38,7 +38,7 @@ func updateTask(ctx context.Context, w *streams.Write, r *http.Request) (int, an
 }
 
 func deleteTask(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	t, err := tasks.Delete(ctx, w.Tx, w, r.PathValue("id"))
+	t, err := tasks.Delete(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

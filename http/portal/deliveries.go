@@ -137,7 +137,7 @@ func (s *Server) showDelivery(c *call) (*result, error) {
 
 func (s *Server) resendDelivery(c *call) (*result, error) {
 	id := c.r.PathValue("id")
-	d, err := webhooks.Resend(c.ctx, c.tx, c.unit, id, c.r.PathValue("delivery"))
+	d, err := webhooks.Resend(c.ctx, c.unit, id, c.r.PathValue("delivery"))
 	if err != nil {
 		return nil, err
 	}

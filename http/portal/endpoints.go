@@ -257,7 +257,7 @@ func (s *Server) revealSecret(c *call) (*result, error) {
 
 func (s *Server) pingEndpoint(c *call) (*result, error) {
 	id := c.r.PathValue("id")
-	if _, err := webhooks.Ping(c.ctx, c.tx, c.unit, id, c.actor.Access()); err != nil {
+	if _, err := webhooks.Ping(c.ctx, c.unit, id, c.actor.Access()); err != nil {
 		return nil, err
 	}
 	return done(id, "ping"), nil

@@ -3,17 +3,16 @@ package public
 import (
 	"context"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
 	"oficina/schema/clients"
 )
 
-func (s *Server) getClient(c fuego.ContextNoBody) (clients.Client, error) {
-	p := principal(c.Context())
+func (s *Server) getClient(ctx context.Context, c *Call[any]) (clients.Client, error) {
+	p := c.P
 	var out clients.Client
-	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		cl, err := clients.Get(ctx, tx, c.PathParam("id"))
+	err := s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
+		cl, err := clients.Get(ctx, tx, c.Path("id"))
 		if err == nil {
 			out = cl.View()
 		}

@@ -5,10 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/go-fuego/fuego"
-	"github.com/uptrace/bun"
-
-	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/clients"
 	"oficina/streams"
@@ -23,7 +19,7 @@ import (
 // Body: name, email, and
 //   - fail: "validation" (422 before writing), "after_write" (409 after
 //     writing), "sql_error" (a failed statement, then 409), "internal" (500
-//     after writing), "swallowed" (the write fails after inserting and the
+//     after writing), "swallowed" (a statement fails after inserting and the
 //     handler ignores it and answers 201);
 //   - block: wait in the handler (after signalling Entered) until Release
 //     is closed.
@@ -50,64 +46,49 @@ type TestWriteView struct {
 func RegisterTestWrites(s *Server) *TestWrites {
 	tw := &TestWrites{Entered: make(chan struct{}, 256), Release: make(chan struct{})}
 	handle(s, http.MethodPost, "/test_writes", need("clients:create"), op{id: "createTestWrite", tag: "clients",
-		status: http.StatusCreated}, tw.create(s))
+		status: http.StatusCreated}, tw.create)
 	return tw
 }
 
-func (tw *TestWrites) create(s *Server) func(c fuego.ContextWithBody[TestWriteBody]) (TestWriteView, error) {
-	return func(c fuego.ContextWithBody[TestWriteBody]) (TestWriteView, error) {
-		ctx := c.Context()
-		var b TestWriteBody
-		if err := wire.Decode(c.Request(), &b); err != nil {
-			return TestWriteView{}, err
-		}
-		if b.Fail == "validation" {
-			return TestWriteView{}, apierr.Invalid("name", "required")
-		}
-		if b.Block {
-			tw.Entered <- struct{}{}
-			select {
-			case <-tw.Release:
-			case <-ctx.Done():
-				return TestWriteView{}, ctx.Err()
-			}
-		}
-		var out TestWriteView
-		err := s.write(ctx, principal(ctx), func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-			in := clients.ClientCreate{Name: b.Name}
-			if b.Email != "" {
-				in.Email = &b.Email
-			}
-			cl, err := clients.Create(ctx, tx, w.CompanyID, in, w.At)
-			if err != nil {
-				return err
-			}
-			if _, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: cl.View()}); err != nil {
-				return err
-			}
-			out = TestWriteView{Client: cl.View(), Secret: "whsec_shown_once"}
-			if b.Fail == "swallowed" {
-				return errors.New("test: write failed after inserting")
-			}
-			return nil
-		})
-		if err != nil && b.Fail != "swallowed" {
-			return TestWriteView{}, err
-		}
-		switch b.Fail {
-		case "after_write":
-			return TestWriteView{}, apierr.New(apierr.Conflict)
-		case "sql_error":
-			err := s.tx(ctx, principal(ctx), func(ctx context.Context, tx bun.Tx) error {
-				_, err := tx.ExecContext(ctx, "SELECT 1/0")
-				return err
-			})
-			return TestWriteView{}, apierr.Wrap(apierr.Conflict, err)
-		case "internal":
-			return TestWriteView{}, errors.New("test: boom after writing")
-		}
-		omitOnReplay(ctx, "secret")
-		c.SetHeader("Location", Prefix+"/clients/"+out.ID)
-		return out, nil
+func (tw *TestWrites) create(ctx context.Context, c *Call[TestWriteBody]) (TestWriteView, error) {
+	b := c.Body
+	if b.Fail == "validation" {
+		return TestWriteView{}, apierr.Invalid("name", "required")
 	}
+	if b.Block {
+		tw.Entered <- struct{}{}
+		select {
+		case <-tw.Release:
+		case <-ctx.Done():
+			return TestWriteView{}, ctx.Err()
+		}
+	}
+	in := clients.ClientCreate{Name: b.Name}
+	if b.Email != "" {
+		in.Email = &b.Email
+	}
+	cl, err := clients.Create(ctx, c.W.Tx, c.W.CompanyID, in, c.W.At)
+	if err != nil {
+		return TestWriteView{}, err
+	}
+	if _, err := streams.Record(ctx, c.W, streams.Change{Type: "client.created", Object: cl.View()}); err != nil {
+		return TestWriteView{}, err
+	}
+	out := TestWriteView{Client: cl.View(), Secret: "whsec_shown_once"}
+	switch b.Fail {
+	case "swallowed":
+		// A statement that fails, its error ignored: PostgreSQL has
+		// aborted the transaction, so the unit cannot commit.
+		_, _ = c.W.Tx.ExecContext(ctx, "SELECT 1/0")
+	case "after_write":
+		return TestWriteView{}, apierr.New(apierr.Conflict)
+	case "sql_error":
+		_, err := c.W.Tx.ExecContext(ctx, "SELECT 1/0")
+		return TestWriteView{}, apierr.Wrap(apierr.Conflict, err)
+	case "internal":
+		return TestWriteView{}, errors.New("test: boom after writing")
+	}
+	c.OmitOnReplay("secret")
+	c.SetHeader("Location", Prefix+"/clients/"+out.ID)
+	return out, nil
 }

@@ -21,27 +21,6 @@ import (
 	"oficina/tenant"
 )
 
-// recordingPublisher remembers what each committed write handed over.
-type recordingPublisher struct {
-	mu     sync.Mutex
-	events []streams.Recorded
-}
-
-// Track vouches for every write: nothing goes to the backlog.
-func (p *recordingPublisher) Track(time.Time) (streams.Ticket, bool) { return 1, true }
-
-func (p *recordingPublisher) AfterCommit(_ context.Context, _ streams.Ticket, es []streams.Recorded) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.events = append(p.events, es...)
-}
-
-func (p *recordingPublisher) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.events)
-}
-
 // idemEnv is an API with the test write route and a company key allowed
 // to use it.
 type idemEnv struct {
@@ -49,7 +28,7 @@ type idemEnv struct {
 	co     *testkit.Company
 	key    string
 	writes *public.TestWrites
-	pub    *recordingPublisher
+	pub    *testkit.Publisher
 	clock  *testkit.Clock
 	told   toldResults
 }
@@ -66,7 +45,7 @@ func (r *toldResults) count(result string) int { r.mu.Lock(); defer r.mu.Unlock(
 
 func newIdemEnv(t *testing.T) *idemEnv {
 	t.Helper()
-	e := &idemEnv{pub: &recordingPublisher{}, clock: testkit.NowClock(), told: toldResults{n: map[string]int{}}}
+	e := &idemEnv{pub: &testkit.Publisher{}, clock: testkit.NowClock(), told: toldResults{n: map[string]int{}}}
 	e.api = httpkit.NewAPI(t, httpkit.APIOptions{Now: e.clock.Now, Publisher: e.pub, Idempotency: e.told.tell})
 	e.writes = public.RegisterTestWrites(e.api.Public)
 	e.co = testkit.NewCompany(t, tenant.CompanyInput{})
@@ -147,8 +126,8 @@ func TestIdempotentReplayAfterSuccess(t *testing.T) {
 	if again.Header.Get("Request-Id") == first.Header.Get("Request-Id") || again.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("replay headers %v", again.Header)
 	}
-	if rec, ev := e.written(t, "Replay Ltd"); rec != 1 || ev != 1 || e.pub.count() != 1 {
-		t.Fatalf("records %d, events %d, published %d; want 1, 1, 1", rec, ev, e.pub.count())
+	if rec, ev := e.written(t, "Replay Ltd"); rec != 1 || ev != 1 || len(e.pub.Events()) != 1 {
+		t.Fatalf("records %d, events %d, published %d; want 1, 1, 1", rec, ev, len(e.pub.Events()))
 	}
 
 	for range 2 {
@@ -196,8 +175,8 @@ func TestIdempotentReplayAfterClientError(t *testing.T) {
 			t.Fatalf("%s: records %d, events %d; want none", tc.fail, rec, ev)
 		}
 	}
-	if e.pub.count() != 0 {
-		t.Fatalf("published %d events for refused writes", e.pub.count())
+	if len(e.pub.Events()) != 0 {
+		t.Fatalf("published %d events for refused writes", len(e.pub.Events()))
 	}
 }
 
@@ -252,8 +231,8 @@ func TestIdempotencyKeyReusedWithAnotherRequest(t *testing.T) {
 			t.Fatalf("%s: %d %s", fail, r.Status, r.Raw)
 		}
 	}
-	if rec, ev := e.written(t, "Second Ltd"); rec != 0 || ev != 0 || e.pub.count() != 1 {
-		t.Fatalf("the reused key wrote: records %d, events %d, published %d", rec, ev, e.pub.count())
+	if rec, ev := e.written(t, "Second Ltd"); rec != 0 || ev != 0 || len(e.pub.Events()) != 1 {
+		t.Fatalf("the reused key wrote: records %d, events %d, published %d", rec, ev, len(e.pub.Events()))
 	}
 	if n := e.told.count(idempotency.KeyReused); n != 4 || e.told.count(idempotency.Replayed) != 0 {
 		t.Errorf("metrics told %d reused keys, %d replays; want 4, 0", n, e.told.count(idempotency.Replayed))
@@ -327,8 +306,8 @@ func TestHundredConcurrentRequestsWithOneKeyWriteOnce(t *testing.T) {
 		t.Errorf("metrics told %d replays and %d in progress, want %d and %d", e.told.count(idempotency.Replayed),
 			e.told.count(idempotency.KeyInProgress), replays, busy)
 	}
-	if rec, ev := e.written(t, "Burst Ltd"); fresh != 1 || rec != 1 || ev != 1 || e.pub.count() != 1 {
-		t.Fatalf("fresh %d, records %d, events %d, published %d (replays %d, 409s %d)", fresh, rec, ev, e.pub.count(), replays, busy)
+	if rec, ev := e.written(t, "Burst Ltd"); fresh != 1 || rec != 1 || ev != 1 || len(e.pub.Events()) != 1 {
+		t.Fatalf("fresh %d, records %d, events %d, published %d (replays %d, 409s %d)", fresh, rec, ev, len(e.pub.Events()), replays, busy)
 	}
 }
 

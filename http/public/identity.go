@@ -3,7 +3,6 @@ package public
 import (
 	"context"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
 	"oficina/schema/orders"
@@ -11,13 +10,13 @@ import (
 	"oficina/tenant"
 )
 
-func (s *Server) getMe(c fuego.ContextNoBody) (tenant.Me, error) {
-	return principal(c.Context()).Me(), nil
+func (s *Server) getMe(ctx context.Context, c *Call[any]) (tenant.Me, error) {
+	return c.P.Me(), nil
 }
 
-func (s *Server) listTeam(c fuego.ContextNoBody) (page.List[tenant.TeamMember], error) {
-	p := principal(c.Context())
-	pg, err := page.Parse(c.Request().URL.Query())
+func (s *Server) listTeam(ctx context.Context, c *Call[any]) (page.List[tenant.TeamMember], error) {
+	p := c.P
+	pg, err := page.Parse(c.Query())
 	if err != nil {
 		return page.List[tenant.TeamMember]{}, err
 	}
@@ -28,7 +27,7 @@ func (s *Server) listTeam(c fuego.ContextNoBody) (page.List[tenant.TeamMember], 
 		}
 	}
 	var out page.List[tenant.TeamMember]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
+	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
 		var rows []tenant.Member
 		if len(types) > 0 {
 			q := tx.NewSelect().Model(&rows).Where("status = 'active'").Where("type IN (?)", bun.List(types))
@@ -46,14 +45,14 @@ func (s *Server) listTeam(c fuego.ContextNoBody) (page.List[tenant.TeamMember], 
 	return out, err
 }
 
-func (s *Server) listServiceOrderTypes(c fuego.ContextNoBody) (page.List[orders.ServiceOrderType], error) {
-	p := principal(c.Context())
-	pg, err := page.Parse(c.Request().URL.Query())
+func (s *Server) listServiceOrderTypes(ctx context.Context, c *Call[any]) (page.List[orders.ServiceOrderType], error) {
+	p := c.P
+	pg, err := page.Parse(c.Query())
 	if err != nil {
 		return page.List[orders.ServiceOrderType]{}, err
 	}
 	var out page.List[orders.ServiceOrderType]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
+	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = orders.ListTypes(ctx, tx, pg)
 		return err
 	})

@@ -4,12 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-fuego/fuego"
-	"github.com/uptrace/bun"
-
-	"oficina/http/wire"
 	"oficina/schema/leads"
-	"oficina/streams"
 )
 
 func (s *Server) leadRoutes() {
@@ -25,12 +20,9 @@ func (s *Server) leadRoutes() {
 // captureLead is POST /leads (spec 4.5). The route checked leads:create on
 // the key; the remaining layers depend on the body (task or not), so they
 // run after decoding and before anything is written.
-func (s *Server) captureLead(c fuego.ContextWithBody[leads.LeadCaptureCreate]) (leads.LeadCapture, error) {
-	p := principal(c.Context())
-	var req leads.LeadCaptureCreate
-	if err := wire.Decode(c.Request(), &req); err != nil {
-		return leads.LeadCapture{}, err
-	}
+func (s *Server) captureLead(ctx context.Context, c *Call[leads.LeadCaptureCreate]) (leads.LeadCapture, error) {
+	p := c.P
+	req := c.Body
 	if err := leads.Authorize(p, req.OpensTask()); err != nil {
 		return leads.LeadCapture{}, err
 	}
@@ -38,12 +30,7 @@ func (s *Server) captureLead(c fuego.ContextWithBody[leads.LeadCaptureCreate]) (
 	if err != nil {
 		return leads.LeadCapture{}, err
 	}
-	var out *leads.LeadCapture
-	err = s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		var err error
-		out, err = leads.Run(ctx, tx, w, plan)
-		return err
-	})
+	out, err := leads.Run(ctx, c.W, plan)
 	if err != nil {
 		return leads.LeadCapture{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
 	"oficina/schema/page"
@@ -14,11 +13,10 @@ import (
 // filteredList answers a list route with a filter: the page and then the
 // filter parsed from the query (their rules live in schema/, parse is the
 // module's), then read reads one page in the caller's company transaction.
-func filteredList[F, T any](s *Server, c fuego.ContextNoBody, parse func(url.Values) (F, error),
+func filteredList[F, T any](ctx context.Context, s *Server, c *Call[any], parse func(url.Values) (F, error),
 	read func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params, f F) (page.List[T], error),
 ) (page.List[T], error) {
-	p := principal(c.Context())
-	q := c.Request().URL.Query()
+	q := c.Query()
 	pg, err := page.Parse(q)
 	if err != nil {
 		return page.List[T]{}, err
@@ -28,8 +26,8 @@ func filteredList[F, T any](s *Server, c fuego.ContextNoBody, parse func(url.Val
 		return page.List[T]{}, err
 	}
 	var out page.List[T]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = read(ctx, tx, p, pg, f)
+	err = s.read(ctx, c.P, func(ctx context.Context, tx bun.Tx) error {
+		out, err = read(ctx, tx, c.P, pg, f)
 		return err
 	})
 	return out, err

@@ -3,6 +3,7 @@ package public_test
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -83,4 +84,17 @@ func loadDocument(t *testing.T) (doc *openapi3.T, raw []byte) {
 		t.Fatal(err)
 	}
 	return doc, raw
+}
+
+// Building the API leaves the process's default logger alone: the causes
+// of 5xx answers (logged by http/wire through it) reach the operator's
+// log, with no start-up step putting it back.
+func TestBuildingTheAPIKeepsTheProcessLogger(t *testing.T) {
+	before := slog.Default()
+	if _, err := public.New(public.Deps{}); err != nil {
+		t.Fatal(err)
+	}
+	if slog.Default() != before {
+		t.Fatal("public.New replaced the default logger")
+	}
 }

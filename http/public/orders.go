@@ -4,14 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
 	"oficina/http/openapi"
-	"oficina/http/wire"
 	"oficina/schema/orders"
 	"oficina/schema/page"
-	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -73,17 +70,12 @@ func orderFilterParams() []openapi.Param {
 	}
 }
 
-// orderWrite runs one write that yields an order.
-func (s *Server) orderWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error)) (orders.ServiceOrder, error) {
-	return writeView(ctx, s, p, fn, (*orders.Row).View)
-}
+// orderView renders the order a write rule returns.
+var orderView = as((*orders.Row).View)
 
-func (s *Server) createServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderCreate]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	var in orders.ServiceOrderCreate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return orders.ServiceOrder{}, err
-	}
+func (s *Server) createServiceOrder(ctx context.Context, c *Call[orders.ServiceOrderCreate]) (orders.ServiceOrder, error) {
+	p := c.P
+	in := c.Body
 	if err := in.Validate(); err != nil {
 		return orders.ServiceOrder{}, err
 	}
@@ -92,17 +84,12 @@ func (s *Server) createServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderC
 			return orders.ServiceOrder{}, err
 		}
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.Create(ctx, tx, w, in)
-	})
+	return orderView(orders.Create(ctx, c.W, in))
 }
 
-func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[orders.ServiceOrderFromQuote]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	var in orders.ServiceOrderFromQuote
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return orders.ServiceOrder{}, err
-	}
+func (s *Server) serviceOrderFromQuote(ctx context.Context, c *Call[orders.ServiceOrderFromQuote]) (orders.ServiceOrder, error) {
+	p := c.P
+	in := c.Body
 	if err := in.Validate(); err != nil {
 		return orders.ServiceOrder{}, err
 	}
@@ -114,16 +101,14 @@ func (s *Server) serviceOrderFromQuote(c fuego.ContextWithBody[orders.ServiceOrd
 	if err := p.Require(perms...); err != nil {
 		return orders.ServiceOrder{}, err
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.FromQuote(ctx, tx, w, in)
-	})
+	return orderView(orders.FromQuote(ctx, c.W, in))
 }
 
-func (s *Server) getServiceOrder(c fuego.ContextNoBody) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
+func (s *Server) getServiceOrder(ctx context.Context, c *Call[any]) (orders.ServiceOrder, error) {
+	p := c.P
 	var out orders.ServiceOrder
-	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		o, err := orders.Get(ctx, tx, c.PathParam("id"))
+	err := s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
+		o, err := orders.Get(ctx, tx, c.Path("id"))
 		if err == nil {
 			out = o.View()
 		}
@@ -132,67 +117,38 @@ func (s *Server) getServiceOrder(c fuego.ContextNoBody) (orders.ServiceOrder, er
 	return out, err
 }
 
-func (s *Server) listServiceOrders(c fuego.ContextNoBody) (page.List[orders.ServiceOrder], error) {
-	return filteredList(s, c, orders.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
+func (s *Server) listServiceOrders(ctx context.Context, c *Call[any]) (page.List[orders.ServiceOrder], error) {
+	return filteredList(ctx, s, c, orders.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
 		f orders.Filter) (page.List[orders.ServiceOrder], error) {
 		return orders.List(ctx, tx, p.CompanyID(), pg, f)
 	})
 }
 
-func (s *Server) updateServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderUpdate]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	var in orders.ServiceOrderUpdate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return orders.ServiceOrder{}, err
-	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.Update(ctx, tx, w, c.PathParam("id"), in)
-	})
+func (s *Server) updateServiceOrder(ctx context.Context, c *Call[orders.ServiceOrderUpdate]) (orders.ServiceOrder, error) {
+	in := c.Body
+	return orderView(orders.Update(ctx, c.W, c.Path("id"), in))
 }
 
-func (s *Server) setServiceOrderStatus(c fuego.ContextWithBody[orders.ServiceOrderStatusChange]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	var in orders.ServiceOrderStatusChange
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return orders.ServiceOrder{}, err
-	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.SetStatus(ctx, tx, w, c.PathParam("id"), in)
-	})
+func (s *Server) setServiceOrderStatus(ctx context.Context, c *Call[orders.ServiceOrderStatusChange]) (orders.ServiceOrder, error) {
+	in := c.Body
+	return orderView(orders.SetStatus(ctx, c.W, c.Path("id"), in))
 }
 
-func (s *Server) startServiceOrder(c fuego.ContextWithBody[struct{}]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	if err := wire.Decode(c.Request(), &struct{}{}); err != nil {
-		return orders.ServiceOrder{}, err
-	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.Start(ctx, tx, w, c.PathParam("id"))
-	})
+func (s *Server) startServiceOrder(ctx context.Context, c *Call[struct{}]) (orders.ServiceOrder, error) {
+	return orderView(orders.Start(ctx, c.W, c.Path("id")))
 }
 
-func (s *Server) cancelServiceOrder(c fuego.ContextWithBody[struct{}]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	if err := wire.Decode(c.Request(), &struct{}{}); err != nil {
-		return orders.ServiceOrder{}, err
-	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.Cancel(ctx, tx, w, c.PathParam("id"))
-	})
+func (s *Server) cancelServiceOrder(ctx context.Context, c *Call[struct{}]) (orders.ServiceOrder, error) {
+	return orderView(orders.Cancel(ctx, c.W, c.Path("id")))
 }
 
-func (s *Server) completeServiceOrder(c fuego.ContextWithBody[orders.ServiceOrderComplete]) (orders.ServiceOrder, error) {
-	p := principal(c.Context())
-	var in orders.ServiceOrderComplete
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return orders.ServiceOrder{}, err
-	}
+func (s *Server) completeServiceOrder(ctx context.Context, c *Call[orders.ServiceOrderComplete]) (orders.ServiceOrder, error) {
+	p := c.P
+	in := c.Body
 	if in.LinkFinancialTransaction {
 		if err := p.Require("finance:create"); err != nil {
 			return orders.ServiceOrder{}, err
 		}
 	}
-	return s.orderWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*orders.Row, error) {
-		return orders.Complete(ctx, tx, w, c.PathParam("id"), in)
-	})
+	return orderView(orders.Complete(ctx, c.W, c.Path("id"), in))
 }

@@ -5,13 +5,10 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
-	"oficina/http/wire"
 	"oficina/schema/page"
 	"oficina/schema/portal"
-	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -51,61 +48,51 @@ func (s *Server) portalLink(r *http.Request, token string) string {
 	return base + "login?token=" + url.QueryEscape(token)
 }
 
-func (s *Server) createPortalSession(c fuego.ContextWithBody[portal.PortalSessionCreate]) (portal.PortalSession, error) {
-	p := principal(c.Context())
-	var in portal.PortalSessionCreate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return portal.PortalSession{}, err
-	}
+func (s *Server) createPortalSession(ctx context.Context, c *Call[portal.PortalSessionCreate]) (portal.PortalSession, error) {
+	p := c.P
+	in := c.Body
 	// The link is shown once: an idempotent replay answers without it.
-	omitOnReplay(c.Context(), "url")
+	c.OmitOnReplay("url")
 	allow := func(perms []tenant.Permission) error {
 		if err := p.Require(perms...); err != nil {
 			return err
 		}
 		return webhookManager(p)
 	}
-	var out portal.PortalSession
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		r, link, err := portal.Mint(ctx, tx, p.CompanyID(), in, portal.Minter{MemberID: p.Member.ID, KeyID: p.Key.ID}, allow, w.At)
-		if err == nil {
-			out = r.View(w.At)
-			out.URL = s.portalLink(c.Request(), link)
-		}
-		return err
-	})
-	return out, err
+	r, link, err := portal.Mint(ctx, c.W.Tx, p.CompanyID(), in, portal.Minter{MemberID: p.Member.ID, KeyID: p.Key.ID}, allow, c.W.At)
+	if err != nil {
+		return portal.PortalSession{}, err
+	}
+	out := r.View(c.W.At)
+	out.URL = s.portalLink(c.Request(), link)
+	return out, nil
 }
 
-func (s *Server) listPortalSessions(c fuego.ContextNoBody) (page.List[portal.PortalSession], error) {
-	p := principal(c.Context())
+func (s *Server) listPortalSessions(ctx context.Context, c *Call[any]) (page.List[portal.PortalSession], error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return page.List[portal.PortalSession]{}, err
 	}
-	pg, err := page.Parse(c.Request().URL.Query())
+	pg, err := page.Parse(c.Query())
 	if err != nil {
 		return page.List[portal.PortalSession]{}, err
 	}
 	var out page.List[portal.PortalSession]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
+	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = portal.List(ctx, tx, pg, s.deps.BusinessNow())
 		return err
 	})
 	return out, err
 }
 
-func (s *Server) revokePortalSession(c fuego.ContextNoBody) (portal.PortalSession, error) {
-	p := principal(c.Context())
+func (s *Server) revokePortalSession(ctx context.Context, c *Call[any]) (portal.PortalSession, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return portal.PortalSession{}, err
 	}
-	var out portal.PortalSession
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		r, err := portal.Revoke(ctx, tx, c.PathParam("id"), w.At)
-		if err == nil {
-			out = r.View(w.At)
-		}
-		return err
-	})
-	return out, err
+	r, err := portal.Revoke(ctx, c.W.Tx, c.Path("id"), c.W.At)
+	if err != nil {
+		return portal.PortalSession{}, err
+	}
+	return r.View(c.W.At), nil
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
-	"oficina/http/wire"
 	"oficina/schema/webhooks"
-	"oficina/streams"
 )
 
 // recoverRoutes: recovering an endpoint's failed deliveries (issue 18).
@@ -30,33 +27,23 @@ func (s *Server) recoverRoutes() {
 		s.getWebhookRecoverTask)
 }
 
-func (s *Server) recoverWebhookDeliveries(c fuego.ContextWithBody[webhooks.WebhookRecoverRequest]) (webhooks.WebhookRecoverTask, error) {
-	p := principal(c.Context())
+func (s *Server) recoverWebhookDeliveries(ctx context.Context, c *Call[webhooks.WebhookRecoverRequest]) (webhooks.WebhookRecoverTask, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookRecoverTask{}, err
 	}
-	var in webhooks.WebhookRecoverRequest
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.WebhookRecoverTask{}, err
-	}
-	var out webhooks.WebhookRecoverTask
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		var err error
-		out, err = webhooks.Recover(ctx, tx, c.PathParam("id"), in, w.At)
-		return err
-	})
-	return out, err
+	return webhooks.Recover(ctx, c.W.Tx, c.Path("id"), c.Body, c.W.At)
 }
 
-func (s *Server) getWebhookRecoverTask(c fuego.ContextNoBody) (webhooks.WebhookRecoverTask, error) {
-	p := principal(c.Context())
+func (s *Server) getWebhookRecoverTask(ctx context.Context, c *Call[any]) (webhooks.WebhookRecoverTask, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookRecoverTask{}, err
 	}
 	var out webhooks.WebhookRecoverTask
-	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
+	err := s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		out, err = webhooks.GetRecoverTask(ctx, tx, c.PathParam("id"), c.PathParam("task_id"))
+		out, err = webhooks.GetRecoverTask(ctx, tx, c.Path("id"), c.Path("task_id"))
 		return err
 	})
 	return out, err

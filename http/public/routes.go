@@ -1,6 +1,7 @@
 package public
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -37,24 +38,26 @@ type op struct {
 	optionalBody bool
 }
 
-// handle registers one route: on the fuego server for serving, and in the
-// route table the OpenAPI document is built from. B is the body type the
-// handler decodes (any: no body) and T the answer (any: no body).
-func handle[T, B any](s *Server, method, path string, acc access, o op, h func(fuego.Context[B, any]) (T, error)) {
+// handle registers one route: in the route table the OpenAPI document is
+// built from, and on fuego's router, which matches the path (its
+// wildcards become the Call's Path) and hands the request to the pipeline
+// with the route. B is the body type the handler decodes (any: no body)
+// and T the answer (any: no body).
+func handle[T, B any](s *Server, method, path string, acc access, o op, h func(ctx context.Context, c *Call[B]) (T, error)) {
 	full := Prefix + path
 	pattern := method + " " + full
 	hasBody := method == http.MethodPost || method == http.MethodPatch || method == http.MethodPut
-	write := method != http.MethodGet
-	s.routes[pattern] = &route{pattern: pattern, access: acc, body: hasBody, write: write}
-	if !strings.Contains(full, "{") {
-		s.literal[full] = true
-	}
 	if o.status == 0 {
 		o.status = http.StatusOK
 	}
+	rt := &route{pattern: pattern, access: acc, body: hasBody, write: method != http.MethodGet, run: typed(o.status, h)}
+	s.routes[pattern] = rt
+	if !strings.Contains(full, "{") {
+		s.literal[full] = true
+	}
 	r := openapi.Route{
 		Method: method, Path: full, ID: o.id, Tag: o.tag, Summary: o.summary,
-		Description: permissionText(acc) + o.desc, Status: o.status, Query: o.query, Write: write,
+		Description: permissionText(acc) + o.desc, Status: o.status, Query: o.query, Write: rt.write,
 		Example: o.example, RequestOptional: o.optionalBody,
 	}
 	if t := reflect.TypeFor[B](); t.Kind() != reflect.Interface {
@@ -64,16 +67,16 @@ func handle[T, B any](s *Server, method, path string, acc access, o op, h func(f
 		r.Response = t
 	}
 	s.spec.Routes = append(s.spec.Routes, r)
-	opt := fuego.OptionDefaultStatusCode(o.status)
+	serve := func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, rt) }
 	switch method {
 	case http.MethodGet:
-		fuego.Get(s.f, full, h, opt)
+		fuego.GetStd(s.f, full, serve)
 	case http.MethodPost:
-		fuego.Post(s.f, full, h, opt)
+		fuego.PostStd(s.f, full, serve)
 	case http.MethodPatch:
-		fuego.Patch(s.f, full, h, opt)
+		fuego.PatchStd(s.f, full, serve)
 	case http.MethodDelete:
-		fuego.Delete(s.f, full, h, opt)
+		fuego.DeleteStd(s.f, full, serve)
 	}
 }
 

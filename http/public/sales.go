@@ -4,14 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
 	"oficina/http/openapi"
-	"oficina/http/wire"
 	"oficina/schema/page"
 	"oficina/schema/sales"
-	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -111,56 +108,47 @@ func requireFinance(p *tenant.Principal, fr sales.FinanceRequest, accountPerms .
 	return p.RequireMemberAccess("finance", tenant.Read)
 }
 
-// saleWrite runs one write that yields a sale and renders it for the caller.
-func (s *Server) saleWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error)) (sales.Sale, error) {
-	return writeView(ctx, s, p, fn, func(r *sales.Row) sales.Sale { return r.View(financeVisible(p)) })
+// saleView renders the sale a write rule returns for the caller p (with
+// finance fields when p sees them).
+func saleView(p *tenant.Principal) func(*sales.Row, error) (sales.Sale, error) {
+	return as(func(r *sales.Row) sales.Sale { return r.View(financeVisible(p)) })
 }
 
-func (s *Server) createSale(c fuego.ContextWithBody[sales.SaleCreate]) (sales.Sale, error) {
-	p := principal(c.Context())
-	var in sales.SaleCreate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return sales.Sale{}, err
-	}
+func (s *Server) createSale(ctx context.Context, c *Call[sales.SaleCreate]) (sales.Sale, error) {
+	p := c.P
+	in := c.Body
 	if err := requireFinance(p, in.Finance(), "finance:read", "finance:create"); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
-		return sales.Create(ctx, tx, w, in, sales.CreateOptions{})
-	})
+	return saleView(p)(sales.Create(ctx, c.W, in, sales.CreateOptions{}))
 }
 
-func (s *Server) convertQuoteToSale(c fuego.ContextWithBody[sales.QuoteConversion]) (sales.Sale, error) {
-	p := principal(c.Context())
-	var in sales.QuoteConversion
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return sales.Sale{}, err
-	}
+func (s *Server) convertQuoteToSale(ctx context.Context, c *Call[sales.QuoteConversion]) (sales.Sale, error) {
+	p := c.P
+	in := c.Body
 	if err := p.Require("sales:create"); err != nil {
 		return sales.Sale{}, err
 	}
 	if err := requireFinance(p, in.Finance(), "finance:create"); err != nil {
 		return sales.Sale{}, err
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
-		return sales.ConvertQuote(ctx, tx, w, c.PathParam("id"), in)
-	})
+	return saleView(p)(sales.ConvertQuote(ctx, c.W, c.Path("id"), in))
 }
 
-func (s *Server) getSale(c fuego.ContextNoBody) (sales.Sale, error) {
-	p := principal(c.Context())
+func (s *Server) getSale(ctx context.Context, c *Call[any]) (sales.Sale, error) {
+	p := c.P
 	fin := financeVisible(p)
-	if !fin && callOf(c.Context(), p.CompanyID()) == nil {
+	if !fin {
 		// The common read is one statement (no finance rows to join).
-		sale, err := sales.Read(c.Context(), s.deps.DB, p.CompanyID(), c.PathParam("id"))
+		sale, err := sales.Read(ctx, s.deps.DB, p.CompanyID(), c.Path("id"))
 		if err != nil {
 			return sales.Sale{}, err
 		}
 		return sale.View(false), nil
 	}
 	var out sales.Sale
-	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		sale, err := sales.Load(ctx, tx, c.PathParam("id"), sales.LoadOptions{Finance: fin})
+	err := s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
+		sale, err := sales.Load(ctx, tx, c.Path("id"), sales.LoadOptions{Finance: fin})
 		if err == nil {
 			out = sale.View(fin)
 		}
@@ -169,24 +157,18 @@ func (s *Server) getSale(c fuego.ContextNoBody) (sales.Sale, error) {
 	return out, err
 }
 
-func (s *Server) listSales(c fuego.ContextNoBody) (page.List[sales.Sale], error) {
-	return filteredList(s, c, sales.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
+func (s *Server) listSales(ctx context.Context, c *Call[any]) (page.List[sales.Sale], error) {
+	return filteredList(ctx, s, c, sales.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
 		f sales.Filter) (page.List[sales.Sale], error) {
 		return sales.List(ctx, tx, pg, f, financeVisible(p))
 	})
 }
 
-func (s *Server) updateSale(c fuego.ContextWithBody[sales.SaleUpdate]) (sales.Sale, error) {
-	p := principal(c.Context())
-	var in sales.SaleUpdate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return sales.Sale{}, err
+func (s *Server) updateSale(ctx context.Context, c *Call[sales.SaleUpdate]) (sales.Sale, error) {
+	p := c.P
+	sale, err := sales.Update(ctx, c.W, c.Path("id"), c.Body)
+	if err == nil && financeVisible(p) {
+		err = sales.LoadFinance(ctx, c.W.Tx, sale)
 	}
-	return s.saleWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) (*sales.Row, error) {
-		sale, err := sales.Update(ctx, tx, w, c.PathParam("id"), in)
-		if err == nil && financeVisible(p) {
-			err = sales.LoadFinance(ctx, tx, sale)
-		}
-		return sale, err
-	})
+	return saleView(p)(sale, err)
 }

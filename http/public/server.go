@@ -6,9 +6,6 @@
 package public
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -114,7 +111,8 @@ type route struct {
 	pattern string
 	access  access
 	body    bool
-	write   bool // takes an Idempotency-Key
+	write   bool // runs as one write unit; takes an Idempotency-Key
+	run     run  // the handler behind the pipeline
 }
 
 // New builds the server and registers every route.
@@ -141,19 +139,17 @@ func New(d Deps) (*Server, error) {
 	case d.AuthFailuresPerMinute > 0:
 		s.throttle = ratelimit.NewThrottle(d.AuthFailuresPerMinute, time.Minute, d.BusinessNow)
 	}
-	// fuego serves the routes; the OpenAPI document is built by
-	// http/openapi from the same route table (docs/decisions/0015).
+	// fuego routes the requests (its ServeMux patterns give the handlers
+	// their path values); the pipeline, the handlers and the answers are
+	// ours, and the OpenAPI document is built by http/openapi from the
+	// same route table (docs/decisions/0015, 0034). Its request log is
+	// off: ServeHTTP logs each request once.
 	s.f = fuego.NewServer(
-		fuego.WithoutLogger(),
 		fuego.WithoutStartupMessages(),
-		fuego.WithEngineOptions(
-			fuego.WithOpenAPIConfig(fuego.OpenAPIConfig{
-				DisableLocalSave: true, DisableSwaggerUI: true, DisableMessages: true, DisableDefaultServer: true,
-			}),
-			fuego.WithErrorHandler(func(_ context.Context, err error) error { return err }),
-		),
-		fuego.WithSerializer(sendJSON),
-		fuego.WithErrorSerializer(sendError),
+		fuego.WithLoggingMiddleware(fuego.LoggingConfig{DisableRequest: true, DisableResponse: true}),
+		fuego.WithEngineOptions(fuego.WithOpenAPIConfig(fuego.OpenAPIConfig{
+			DisableLocalSave: true, DisableSwaggerUI: true, DisableMessages: true, DisableDefaultServer: true,
+		})),
 	)
 	s.register()
 	doc, err := openapi.Build(s.spec)
@@ -169,33 +165,12 @@ func New(d Deps) (*Server, error) {
 // OpenAPI returns the generated document.
 func (s *Server) OpenAPI() []byte { return s.openapi }
 
-func sendJSON(w http.ResponseWriter, _ *http.Request, ans any) error {
-	b, err := json.Marshal(ans)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// sendError renders every handler error as the envelope; fuego's own
-// parameter errors are 400 invalid_request.
-func sendError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *apierr.Error
-	var ws fuego.ErrorWithStatus
-	if !errors.As(err, &e) && errors.As(err, &ws) && ws.StatusCode() == http.StatusBadRequest {
-		err = apierr.Wrap(apierr.InvalidRequest, err)
-	}
-	wire.WriteError(w, r, err)
-}
-
 // ServeHTTP runs the pipeline for /public/v1 and serves the OpenAPI
 // document at /openapi.json.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rid := wire.NewRequestID()
-	lw := &lazyWriter{ResponseWriter: w}
+	lw := &statusWriter{ResponseWriter: w}
 	lw.Header().Set("Request-Id", rid)
 	ctx := wire.WithRequest(r.Context(), rid, apierr.Negotiate(r.Header.Get("Accept-Language")))
 	r = r.WithContext(ctx)
@@ -207,7 +182,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				wire.WriteError(lw, r, apierr.New(apierr.InternalError))
 			}
 		}
-		lw.flush()
 		if s.deps.Observe != nil {
 			s.deps.Observe(pattern, r.Method, lw.status, time.Since(start))
 		}
@@ -224,15 +198,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pattern = rt.pattern
-	if err := s.pipeline(lw, r, rt); err != nil {
-		wire.WriteError(lw, r, err)
+	s.f.Mux.ServeHTTP(lw, r) // to serve, with rt's path values
+}
+
+// serve answers the request rt matched (registered by handle on the
+// router).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) {
+	if err := s.pipeline(w, r, rt); err != nil {
+		wire.WriteError(w, r, err)
 	}
 }
 
 // pipeline runs the steps of DESIGN.md in order — auth-failure throttle,
 // key, company rate limit, permission layers, body rules, idempotency —
-// then the handler. A 401 spends no budget; a 403 does.
-func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
+// then calls the route's handler once: with the caller alone on a read
+// route, inside the write unit on a write route. A 401 spends no budget;
+// a 403 does.
+func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, rt *route) error {
 	p, err := s.authenticate(w, r)
 	if err != nil {
 		return err
@@ -256,16 +238,18 @@ func (s *Server) pipeline(w *lazyWriter, r *http.Request, rt *route) error {
 			return err
 		}
 	}
-	r = r.WithContext(withPrincipal(r.Context(), p))
 	if rt.write {
 		key, _, err := idempotencyKey(r)
 		if err != nil {
 			return err
 		}
-		return s.unit(w, r, p, key)
+		return s.unit(w, r, p, key, rt)
 	}
-	s.f.Mux.ServeHTTP(w, r)
-	return nil
+	ans, err := rt.run(r.Context(), r, p, nil)
+	if err != nil {
+		return err
+	}
+	return ans.writeTo(w)
 }
 
 func (a access) check(p *tenant.Principal) error {
@@ -340,16 +324,4 @@ func clean(p string) bool {
 
 func (s *Server) clientIP(r *http.Request) netip.Addr {
 	return wire.ClientAddr(r, s.deps.TrustedProxies)
-}
-
-type principalKey struct{}
-
-func withPrincipal(ctx context.Context, p *tenant.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// principal is the authenticated caller; the pipeline always sets it.
-func principal(ctx context.Context) *tenant.Principal {
-	p, _ := ctx.Value(principalKey{}).(*tenant.Principal)
-	return p
 }

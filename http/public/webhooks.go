@@ -3,15 +3,11 @@ package public
 import (
 	"context"
 	"net/http"
-	"time"
 
-	"github.com/go-fuego/fuego"
 	"github.com/uptrace/bun"
 
-	"oficina/http/wire"
 	"oficina/schema/page"
 	"oficina/schema/webhooks"
-	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -72,50 +68,39 @@ func subscriber(p *tenant.Principal) webhooks.Subscriber {
 	return webhooks.Subscriber{MemberID: p.Member.ID, KeyID: p.Key.ID}
 }
 
-func (s *Server) createWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookEndpointCreate]) (webhooks.WebhookEndpoint, error) {
-	p := principal(c.Context())
-	var in webhooks.WebhookEndpointCreate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.WebhookEndpoint{}, err
-	}
+func (s *Server) createWebhookEndpoint(ctx context.Context, c *Call[webhooks.WebhookEndpointCreate]) (webhooks.WebhookEndpoint, error) {
+	p := c.P
 	// The secret is shown once: an idempotent replay answers without it.
-	omitOnReplay(c.Context(), "secret")
-	var out webhooks.WebhookEndpoint
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		e, err := webhooks.Create(ctx, tx, p.CompanyID(), in, subscriber(p), webhookAccess(p), s.deps.Destinations, s.deps.Secrets, w.At)
-		if err == nil {
-			out = e.ViewWithSecret()
-		}
-		return err
-	})
-	return out, err
+	c.OmitOnReplay("secret")
+	return as((*webhooks.Row).ViewWithSecret)(webhooks.Create(ctx, c.W.Tx, p.CompanyID(), c.Body, subscriber(p),
+		webhookAccess(p), s.deps.Destinations, s.deps.Secrets, c.W.At))
 }
 
-func (s *Server) listWebhookEndpoints(c fuego.ContextNoBody) (page.List[webhooks.WebhookEndpoint], error) {
-	p := principal(c.Context())
+func (s *Server) listWebhookEndpoints(ctx context.Context, c *Call[any]) (page.List[webhooks.WebhookEndpoint], error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return page.List[webhooks.WebhookEndpoint]{}, err
 	}
-	pg, err := page.Parse(c.Request().URL.Query())
+	pg, err := page.Parse(c.Query())
 	if err != nil {
 		return page.List[webhooks.WebhookEndpoint]{}, err
 	}
 	var out page.List[webhooks.WebhookEndpoint]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
+	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
 		out, err = webhooks.List(ctx, tx, pg)
 		return err
 	})
 	return out, err
 }
 
-func (s *Server) getWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpoint, error) {
-	p := principal(c.Context())
+func (s *Server) getWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpoint, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpoint{}, err
 	}
 	var out webhooks.WebhookEndpoint
-	err := s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		e, err := webhooks.Get(ctx, tx, c.PathParam("id"))
+	err := s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
+		e, err := webhooks.Get(ctx, tx, c.Path("id"))
 		if err == nil {
 			out = e.View()
 		}
@@ -124,57 +109,38 @@ func (s *Server) getWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndp
 	return out, err
 }
 
-func (s *Server) updateWebhookEndpoint(c fuego.ContextWithBody[webhooks.WebhookEndpointUpdate]) (webhooks.WebhookEndpoint, error) {
-	p := principal(c.Context())
+func (s *Server) updateWebhookEndpoint(ctx context.Context, c *Call[webhooks.WebhookEndpointUpdate]) (webhooks.WebhookEndpoint, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpoint{}, err
 	}
-	var in webhooks.WebhookEndpointUpdate
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.WebhookEndpoint{}, err
-	}
-	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error) {
-		return webhooks.Update(ctx, tx, c.PathParam("id"), in, subscriber(p), webhookAccess(p), s.deps.Destinations, now)
-	})
+	return endpointView(webhooks.Update(ctx, c.W.Tx, c.Path("id"), c.Body, subscriber(p), webhookAccess(p), s.deps.Destinations, c.W.At))
 }
 
-func (s *Server) deleteWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpointDeleted, error) {
-	p := principal(c.Context())
+func (s *Server) deleteWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpointDeleted, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpointDeleted{}, err
 	}
-	var out webhooks.WebhookEndpointDeleted
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, _ *streams.Write) error {
-		var err error
-		out, err = webhooks.Delete(ctx, tx, c.PathParam("id"))
-		return err
-	})
-	return out, err
+	return webhooks.Delete(ctx, c.W.Tx, c.Path("id"))
 }
 
-func (s *Server) enableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpoint, error) {
-	p := principal(c.Context())
-	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error) {
-		return webhooks.Enable(ctx, tx, c.PathParam("id"), subscriber(p), webhookAccess(p), now)
-	})
+func (s *Server) enableWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpoint, error) {
+	p := c.P
+	return endpointView(webhooks.Enable(ctx, c.W.Tx, c.Path("id"), subscriber(p), webhookAccess(p), c.W.At))
 }
 
-func (s *Server) disableWebhookEndpoint(c fuego.ContextNoBody) (webhooks.WebhookEndpoint, error) {
-	p := principal(c.Context())
+func (s *Server) disableWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpoint, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpoint{}, err
 	}
-	return s.endpointWrite(c.Context(), p, func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error) {
-		return webhooks.Disable(ctx, tx, c.PathParam("id"), now)
-	})
+	return endpointView(webhooks.Disable(ctx, c.W.Tx, c.Path("id"), c.W.At))
 }
 
-func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSecretRotation]) (webhooks.WebhookEndpoint, error) {
-	p := principal(c.Context())
-	var in webhooks.WebhookSecretRotation
-	if err := wire.Decode(c.Request(), &in); err != nil {
-		return webhooks.WebhookEndpoint{}, err
-	}
+func (s *Server) rotateWebhookSecret(ctx context.Context, c *Call[webhooks.WebhookSecretRotation]) (webhooks.WebhookEndpoint, error) {
+	p := c.P
+	in := c.Body
 	grace := webhooks.DefaultSecretGrace
 	if in.GracePeriodSeconds != nil {
 		var err error
@@ -184,72 +150,46 @@ func (s *Server) rotateWebhookSecret(c fuego.ContextWithBody[webhooks.WebhookSec
 	}
 	// As on creation, the new secret is shown once: the idempotency record
 	// is stored without it, so a replay answers without it.
-	omitOnReplay(c.Context(), "secret")
-	var out webhooks.WebhookEndpoint
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		e, err := webhooks.RotateSecret(ctx, tx, c.PathParam("id"), grace, webhookAccess(p), s.deps.Secrets, w.At)
-		if err == nil {
-			out = e.ViewWithSecret()
-		}
-		return err
-	})
-	return out, err
+	c.OmitOnReplay("secret")
+	return as((*webhooks.Row).ViewWithSecret)(webhooks.RotateSecret(ctx, c.W.Tx, c.Path("id"), grace, webhookAccess(p), s.deps.Secrets, c.W.At))
 }
 
 // pingWebhookEndpoint answers 202 with no body (a nil answer of type any
-// is not serialized).
-func (s *Server) pingWebhookEndpoint(c fuego.ContextNoBody) (any, error) {
-	p := principal(c.Context())
-	return nil, s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		_, err := webhooks.Ping(ctx, tx, w, c.PathParam("id"), webhookAccess(p))
-		return err
-	})
+// has none).
+func (s *Server) pingWebhookEndpoint(ctx context.Context, c *Call[any]) (any, error) {
+	_, err := webhooks.Ping(ctx, c.W, c.Path("id"), webhookAccess(c.P))
+	return nil, err
 }
 
-func (s *Server) listWebhookDeliveries(c fuego.ContextNoBody) (page.List[webhooks.WebhookDelivery], error) {
-	p := principal(c.Context())
+func (s *Server) listWebhookDeliveries(ctx context.Context, c *Call[any]) (page.List[webhooks.WebhookDelivery], error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return page.List[webhooks.WebhookDelivery]{}, err
 	}
-	pg, err := page.Parse(c.Request().URL.Query())
+	pg, err := page.Parse(c.Query())
 	if err != nil {
 		return page.List[webhooks.WebhookDelivery]{}, err
 	}
-	f, err := webhooks.ParseDeliveryFilter(c.Request().URL.Query())
+	f, err := webhooks.ParseDeliveryFilter(c.Query())
 	if err != nil {
 		return page.List[webhooks.WebhookDelivery]{}, err
 	}
 	var out page.List[webhooks.WebhookDelivery]
-	err = s.tx(c.Context(), p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = webhooks.DeliveryLog(ctx, tx, c.PathParam("id"), f, pg)
+	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
+		out, err = webhooks.DeliveryLog(ctx, tx, c.Path("id"), f, pg)
 		return err
 	})
 	return out, err
 }
 
-func (s *Server) resendWebhookDelivery(c fuego.ContextNoBody) (webhooks.WebhookDelivery, error) {
-	p := principal(c.Context())
+func (s *Server) resendWebhookDelivery(ctx context.Context, c *Call[any]) (webhooks.WebhookDelivery, error) {
+	p := c.P
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookDelivery{}, err
 	}
-	var out webhooks.WebhookDelivery
-	err := s.write(c.Context(), p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		var err error
-		out, err = webhooks.Resend(ctx, tx, w, c.PathParam("id"), c.PathParam("delivery_id"))
-		return err
-	})
-	return out, err
+	return webhooks.Resend(ctx, c.W, c.Path("id"), c.Path("delivery_id"))
 }
 
-// endpointWrite runs one endpoint change and renders it without secret.
-func (s *Server) endpointWrite(ctx context.Context, p *tenant.Principal, fn func(ctx context.Context, tx bun.Tx, now time.Time) (*webhooks.Row, error)) (webhooks.WebhookEndpoint, error) {
-	var out webhooks.WebhookEndpoint
-	err := s.write(ctx, p, func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		e, err := fn(ctx, tx, w.At)
-		if err == nil {
-			out = e.View()
-		}
-		return err
-	})
-	return out, err
-}
+// endpointView renders the endpoint a write rule returns, without its
+// secret.
+var endpointView = as((*webhooks.Row).View)

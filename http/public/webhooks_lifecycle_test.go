@@ -134,7 +134,8 @@ func TestDeliveryLogAndResend(t *testing.T) {
 	w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorDashboard}, At: time.Now()}
 	var first streams.Recorded
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		rs, err := streams.Record(ctx, tx, w, streams.Change{Type: "sale.created", Object: map[string]any{"object": "sale", "id": "sal_1"}})
+		w.Tx = tx
+		rs, err := streams.Record(ctx, w, streams.Change{Type: "sale.created", Object: map[string]any{"object": "sale", "id": "sal_1"}})
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,8 @@ func TestDeliveryLogAndResend(t *testing.T) {
 		return err
 	})
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		_, err := streams.Record(ctx, tx, w, streams.Change{Type: "sale.paid", Object: map[string]any{"object": "sale", "id": "sal_1"}})
+		w.Tx = tx
+		_, err := streams.Record(ctx, w, streams.Change{Type: "sale.paid", Object: map[string]any{"object": "sale", "id": "sal_1"}})
 		return err
 	})
 	log := api.Do(t, httpkit.Req{Method: "GET", Path: "/webhook_endpoints/" + id + "/deliveries?limit=10", Key: key})

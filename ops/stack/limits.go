@@ -17,6 +17,7 @@ import (
 	"oficina/ops/sweep"
 	"oficina/schema/sales"
 	"oficina/schema/service"
+	"oficina/streams"
 	"oficina/streams/jsconfig"
 	"oficina/tenant/ratelimit"
 )
@@ -101,12 +102,13 @@ func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	// The automatic routines of the sales module: marking installments and
 	// sales overdue once a company's day has turned (idempotent, so running
 	// it every quarter hour marks each within 15 minutes of midnight in the
-	// company's time zone). Their events come summarized (spec 6.3 rule 5)
-	// and the relay publishes them.
+	// company's time zone). Their events come summarized (spec 6.3 rule 5);
+	// each company's run is a write unit, published after its commit.
+	wr := &streams.Writer{DB: s.workers, Publisher: s.events.publisher()}
 	routines := &sweep.Runner{Base: service.Base{Log: s.log}, Interval: 15 * time.Minute, Tasks: []sweep.Task{{
 		Name: "sales overdue",
 		Sweep: func(ctx context.Context, now time.Time) (int, error) {
-			res, err := sales.MarkOverdueAll(ctx, s.workers, now)
+			res, err := sales.MarkOverdueAll(ctx, wr, s.workers, now)
 			return res.Sales + res.Installments, err
 		},
 	}}}

@@ -179,7 +179,7 @@ func TestEachProcessExposesItsPipelineMetrics(t *testing.T) {
 	// An event whose publish never happened (a crash after commit): it
 	// waits in the outbox until the relay publishes it.
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		_, err := streams.Record(ctx, tx, &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()},
+		_, err := streams.Record(ctx, &streams.Write{Tx: tx, CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()},
 			streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_unpublished"}})
 		return err
 	})

@@ -44,7 +44,8 @@ func TestFortyDaysOfTheLogKeepThirtyByDroppingWholeDays(t *testing.T) {
 	for range 40 {
 		w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: clk.Now(), Wall: clk.Now}
 		co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-			rs, err := streams.Record(ctx, tx, w, streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_1"}})
+			w.Tx = tx
+			rs, err := streams.Record(ctx, w, streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_1"}})
 			if err != nil {
 				return err
 			}

@@ -210,12 +210,12 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in ClientCreate, 
 }
 
 // CreateRecorded is Create as one write of w: it records client.created.
-func CreateRecorded(ctx context.Context, tx bun.IDB, w *streams.Write, in ClientCreate) (*Row, error) {
-	c, err := Create(ctx, tx, w.CompanyID, in, w.At)
+func CreateRecorded(ctx context.Context, w *streams.Write, in ClientCreate) (*Row, error) {
+	c, err := Create(ctx, w.Tx, w.CompanyID, in, w.At)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventCreated, Object: c.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventCreated, Object: c.View()}); err != nil {
 		return nil, err
 	}
 	return c, nil

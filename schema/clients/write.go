@@ -89,8 +89,8 @@ func stdTime(t *apitime.Time) *time.Time {
 // Update changes a client as one write of w and records client.updated with
 // the fields that changed (none changed: no event). A contact that belongs
 // to another record is 409 conflict.
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p ClientUpdate) (*Row, error) {
-	c, err := getForUpdate(ctx, tx, id)
+func Update(ctx context.Context, w *streams.Write, id string, p ClientUpdate) (*Row, error) {
+	c, err := getForUpdate(ctx, w.Tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -108,13 +108,13 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Clie
 		return c, err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
 	c.UpdatedAt = w.At
-	if _, err := tx.NewUpdate().Model(c).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewUpdate().Model(c).WherePK().Exec(ctx); err != nil {
 		if db.IsUniqueViolation(err) {
 			return nil, apierr.Wrap(apierr.Conflict, err)
 		}
 		return nil, fmt.Errorf("clients: update: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: c.View(), ChangedFields: fields}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventUpdated, Object: c.View(), ChangedFields: fields}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -124,15 +124,15 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Clie
 // the record as it was. Its tasks (and quotes) stay, unlinked by the
 // database (ON DELETE SET NULL) without events of their own (spec 6.3
 // rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	c, err := getForUpdate(ctx, tx, id)
+func Delete(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	c, err := getForUpdate(ctx, w.Tx, id)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewDelete().Model(c).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(c).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("clients: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventDeleted, Object: c.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventDeleted, Object: c.View()}); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -35,7 +35,7 @@ type FinancialTransactionCreate struct {
 
 // CreateEntry posts a manual entry as one write of w and records
 // financial_transaction.created.
-func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
+func CreateEntry(ctx context.Context, w *streams.Write, in FinancialTransactionCreate) (*TransactionRow, error) {
 	var f apierr.Fields
 	if in.Kind != KindIncome && in.Kind != KindExpense {
 		f.Add("kind", apierr.InvalidValue)
@@ -52,13 +52,13 @@ func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in Financial
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	account, err := ResolveAccount(ctx, tx, in.AccountID)
+	account, err := ResolveAccount(ctx, w.Tx, in.AccountID)
 	if err != nil {
 		return nil, err
 	}
 	date := in.TransactionDate
 	if date == nil {
-		d, err := today(ctx, tx, w)
+		d, err := today(ctx, w)
 		if err != nil {
 			return nil, err
 		}
@@ -66,10 +66,10 @@ func CreateEntry(ctx context.Context, tx bun.IDB, w *streams.Write, in Financial
 	}
 	t := &TransactionRow{AccountID: account, Kind: in.Kind, Status: StatusOpen, Description: strings.TrimSpace(in.Description),
 		AmountCents: *in.AmountCents, TransactionDate: *date, DueDate: in.DueDate}
-	if err := Post(ctx, tx, w.CompanyID, t, w.At); err != nil {
+	if err := Post(ctx, w.Tx, w.CompanyID, t, w.At); err != nil {
 		return nil, err
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventTransactionCreated, Object: t.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventTransactionCreated, Object: t.View()}); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -95,22 +95,22 @@ type FinancialTransactionMarkPaid struct {
 // SalePayment records the payment of a sale's receivable t, dated paidAt
 // (spec 5.4: marking a sale installment paid records the sale payment).
 // Package sales provides it; finance sits below sales.
-type SalePayment func(ctx context.Context, tx bun.IDB, w *streams.Write, t *TransactionRow, paidAt apitime.Date, in FinancialTransactionMarkPaid) error
+type SalePayment func(ctx context.Context, w *streams.Write, t *TransactionRow, paidAt apitime.Date, in FinancialTransactionMarkPaid) error
 
 // MarkPaid marks an open entry paid as one write of w and records
 // financial_transaction.updated then financial_transaction.paid. A sale's
 // open receivable is paid through salePayment instead, which records the
 // sale payment and its own events. An entry already paid (or settled) or
 // canceled is 409 conflict (spec 7).
-func MarkPaid(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in FinancialTransactionMarkPaid, salePayment SalePayment) (*TransactionRow, error) {
+func MarkPaid(ctx context.Context, w *streams.Write, id string, in FinancialTransactionMarkPaid, salePayment SalePayment) (*TransactionRow, error) {
 	// A sale's entry is read without a lock: the sale write locks the sale
 	// first and its entries after, and this must take them in that order.
-	t, err := GetTransaction(ctx, tx, id, false)
+	t, err := GetTransaction(ctx, w.Tx, id, false)
 	if err != nil {
 		return nil, err
 	}
 	if t.SaleID == nil {
-		if t, err = GetTransaction(ctx, tx, id, true); err != nil {
+		if t, err = GetTransaction(ctx, w.Tx, id, true); err != nil {
 			return nil, err
 		}
 	}
@@ -119,33 +119,33 @@ func MarkPaid(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in F
 	}
 	paidAt := in.PaymentDate
 	if paidAt == nil {
-		d, err := today(ctx, tx, w)
+		d, err := today(ctx, w)
 		if err != nil {
 			return nil, err
 		}
 		paidAt = &d
 	}
 	if t.SaleID != nil {
-		if err := salePayment(ctx, tx, w, t, *paidAt, in); err != nil {
+		if err := salePayment(ctx, w, t, *paidAt, in); err != nil {
 			return nil, err
 		}
-		return GetTransaction(ctx, tx, id, false)
+		return GetTransaction(ctx, w.Tx, id, false)
 	}
 	if in.PaymentMethod != nil {
 		return nil, apierr.Invalid("payment_method", apierr.NotAllowed)
 	}
 	before := t.View()
 	if in.AccountID != nil {
-		if t.AccountID, err = ResolveAccount(ctx, tx, in.AccountID); err != nil {
+		if t.AccountID, err = ResolveAccount(ctx, w.Tx, in.AccountID); err != nil {
 			return nil, err
 		}
 	}
 	t.Status, t.PaymentDate, t.UpdatedAt = StatusPaid, paidAt, w.At
-	if _, err := tx.NewUpdate().Model(t).Column("account_id", "status", "payment_date", "updated_at").WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewUpdate().Model(t).Column("account_id", "status", "payment_date", "updated_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("finance: mark paid: %w", err)
 	}
 	after := t.View()
-	_, err = streams.Record(ctx, tx, w,
+	_, err = streams.Record(ctx, w,
 		streams.Change{Type: EventTransactionUpdated, Object: after, Before: before},
 		streams.Change{Type: EventTransactionPaid, Object: after})
 	if err != nil {
@@ -159,18 +159,18 @@ func MarkPaid(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in F
 // sale is 409 conflict (spec 7: it follows the sale, which cancels it). A
 // service order's revenue may be deleted; completing the order again posts
 // it anew.
-func DeleteTransaction(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*TransactionRow, error) {
-	t, err := GetTransaction(ctx, tx, id, true)
+func DeleteTransaction(ctx context.Context, w *streams.Write, id string) (*TransactionRow, error) {
+	t, err := GetTransaction(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
 	if t.SaleID != nil {
 		return nil, apierr.New(apierr.Conflict)
 	}
-	if _, err := tx.NewDelete().Model(t).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(t).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("finance: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventTransactionDeleted, Object: t.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventTransactionDeleted, Object: t.View()}); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -178,8 +178,8 @@ func DeleteTransaction(ctx context.Context, tx bun.IDB, w *streams.Write, id str
 
 // today is the write's date in the company's time zone (UTC when the zone
 // is unknown).
-func today(ctx context.Context, tx bun.IDB, w *streams.Write) (apitime.Date, error) {
-	c, err := tenant.GetCompany(ctx, tx, w.CompanyID)
+func today(ctx context.Context, w *streams.Write) (apitime.Date, error) {
+	c, err := tenant.GetCompany(ctx, w.Tx, w.CompanyID)
 	if err != nil {
 		return apitime.Date{}, err
 	}

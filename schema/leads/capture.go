@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/clients"
 	"oficina/schema/tasks"
@@ -144,15 +142,15 @@ func (c LeadCapture) MarshalJSON() ([]byte, error) {
 // assignee before writing anything, reuses the record holding the e-mail or
 // phone (overwriting nothing) or creates a lead record (client.created), and
 // opens the task (task.created) linked to the record.
-func Run(ctx context.Context, tx bun.IDB, w *streams.Write, p *Plan) (*LeadCapture, error) {
+func Run(ctx context.Context, w *streams.Write, p *Plan) (*LeadCapture, error) {
 	if p.task != nil {
-		if err := tasks.CheckAssignee(ctx, tx, p.task.AssigneeID, p.task.AssigneeType); err != nil {
+		if err := tasks.CheckAssignee(ctx, w.Tx, p.task.AssigneeID, p.task.AssigneeType); err != nil {
 			return nil, err
 		}
 	}
 	c := *p.client
 	c.CreatedAt, c.UpdatedAt = w.At, w.At
-	rec, created, err := clients.InsertOrFind(ctx, tx, &c)
+	rec, created, err := clients.InsertOrFind(ctx, w.Tx, &c)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +175,7 @@ func Run(ctx context.Context, tx bun.IDB, w *streams.Write, p *Plan) (*LeadCaptu
 			due := w.At.Add(p.dueIn).UTC().Truncate(time.Second)
 			in.DueDate = &due
 		}
-		row, change, err := tasks.Open(ctx, tx, w, in)
+		row, change, err := tasks.Open(ctx, w, in)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +183,7 @@ func Run(ctx context.Context, tx bun.IDB, w *streams.Write, p *Plan) (*LeadCaptu
 		out.Task = &v
 		changes = append(changes, change)
 	}
-	if _, err := streams.Record(ctx, tx, w, changes...); err != nil {
+	if _, err := streams.Record(ctx, w, changes...); err != nil {
 		return nil, fmt.Errorf("leads: %w", err)
 	}
 	return out, nil

@@ -162,8 +162,8 @@ func (c *companyContext) checklistItems() []ServiceOrderChecklistItem {
 
 // TickChecklistItem marks an item of an order's checklist done or open
 // (dashboard action); a completed or canceled order refuses (409).
-func TickChecklistItem(ctx context.Context, tx bun.IDB, w *streams.Write, orderID, itemID string, done bool) (*Row, error) {
-	return mutate(ctx, tx, w, orderID, func(o *Row) error {
+func TickChecklistItem(ctx context.Context, w *streams.Write, orderID, itemID string, done bool) (*Row, error) {
+	return mutate(ctx, w, orderID, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/streams"
@@ -22,11 +20,11 @@ type TechnicianCompletionInput struct {
 // part (marks keep the order they were made in) or withdraws the mark. A
 // completed or canceled order refuses (409); a technician not on the order
 // is 422.
-func MarkTechnicianDone(ctx context.Context, tx bun.IDB, w *streams.Write, orderID string, in TechnicianCompletionInput) (*Row, error) {
+func MarkTechnicianDone(ctx context.Context, w *streams.Write, orderID string, in TechnicianCompletionInput) (*Row, error) {
 	if in.Done == nil {
 		return nil, apierr.Invalid("done", apierr.Required)
 	}
-	return mutate(ctx, tx, w, orderID, func(o *Row) error {
+	return mutate(ctx, w, orderID, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/appointments"
@@ -27,12 +25,12 @@ const NotificationTemplate = "service_order.assigned"
 // order number, the automatic checklists, and — when asked — the calendar
 // appointment and the technicians' notifications. The caller checks the
 // extra permission of CreateAppointment (NeedsAppointment) before.
-func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceOrderCreate) (*Row, error) {
+func Create(ctx context.Context, w *streams.Write, in ServiceOrderCreate) (*Row, error) {
 	d, err := in.draft()
 	if err != nil {
 		return nil, err
 	}
-	return create(ctx, tx, w, d)
+	return create(ctx, w, d)
 }
 
 // missing reports whether a requirable field is empty in d.
@@ -78,7 +76,7 @@ func requiredByCompany(c *companyContext, d *draft) error {
 	return f.Err()
 }
 
-func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, error) {
+func create(ctx context.Context, w *streams.Write, d *draft) (*Row, error) {
 	techs := d.support
 	if d.technicianID != nil {
 		techs = append([]string{*d.technicianID}, d.support...)
@@ -89,7 +87,7 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, 
 	if typeID != nil && !ids.Valid("sot", *typeID) {
 		typeID = nil
 	}
-	c, err := loadCreationContext(ctx, tx, w.CompanyID, typeID, slices.DeleteFunc(slices.Clone(techs),
+	c, err := loadCreationContext(ctx, w.Tx, w.CompanyID, typeID, slices.DeleteFunc(slices.Clone(techs),
 		func(id string) bool { return !ids.Valid("mem", id) }))
 	if err != nil {
 		return nil, err
@@ -97,10 +95,10 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, 
 	if err := requiredByCompany(c, d); err != nil {
 		return nil, err
 	}
-	if err := checkClient(ctx, tx, d.clientID); err != nil {
+	if err := checkClient(ctx, w.Tx, d.clientID); err != nil {
 		return nil, err
 	}
-	if err := checkType(ctx, tx, d.typeID); err != nil {
+	if err := checkType(ctx, w.Tx, d.typeID); err != nil {
 		return nil, err
 	}
 	// Every technician must be an active technician of the company: one of
@@ -112,27 +110,27 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, d *draft) (*Row, 
 	// The quota and number rows stay locked until commit: take them last,
 	// right before the events (two statements, then the order row with the
 	// commit).
-	n, err := takeNumber(ctx, tx, w.CompanyID, c, w.At)
+	n, err := takeNumber(ctx, w.Tx, w.CompanyID, c, w.At)
 	if err != nil {
 		return nil, err
 	}
 	o := d.order(w, n, checklist)
 	if d.createAppointment && d.scheduledStart != nil {
-		if err := addAppointment(ctx, tx, w, o); err != nil {
+		if err := addAppointment(ctx, w, o); err != nil {
 			return nil, err
 		}
 	}
 	// Nothing in the write reads the row back (the links to it are
 	// deferred foreign keys), so it travels with COMMIT.
-	if err := w.Later(ctx, tx, tx.NewInsert().Model(o)); err != nil {
+	if err := w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(o)); err != nil {
 		return nil, fmt.Errorf("orders: create: %w", err)
 	}
 	if d.sendToTechnician {
-		if err := notifyTechnicians(ctx, tx, w, o); err != nil {
+		if err := notifyTechnicians(ctx, w, o); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventCreated, Object: o.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventCreated, Object: o.View()}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -160,12 +158,12 @@ func (d *draft) order(w *streams.Write, number int64, checklist []ServiceOrderCh
 // addAppointment creates the order's calendar appointment (mirrored to the
 // connected calendars of its technicians and of the member who created it)
 // and links it to the order, which is inserted right after.
-func addAppointment(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row) error {
+func addAppointment(ctx context.Context, w *streams.Write, o *Row) error {
 	var by *string
 	if w.Actor.MemberID != "" {
 		by = &w.Actor.MemberID
 	}
-	a, _, err := appointments.Create(ctx, tx, w.CompanyID, appointments.AppointmentCreate{
+	a, _, err := appointments.Create(ctx, w.Tx, w.CompanyID, appointments.AppointmentCreate{
 		Title:    fmt.Sprintf("OS #%d - %s", o.Number, o.ClientName),
 		StartsAt: *o.ScheduledStart, EndsAt: o.ScheduledEnd, ServiceOrderID: &o.ID, ClientID: o.ClientID,
 		MemberIDs: o.technicians(), CreatedBy: by,
@@ -190,7 +188,7 @@ type assignment struct {
 
 // notifyTechnicians queues one message to the technician in charge and one
 // to each support technician; with no technician in charge, nobody.
-func notifyTechnicians(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row) error {
+func notifyTechnicians(ctx context.Context, w *streams.Write, o *Row) error {
 	if o.TechnicianID == nil {
 		return nil
 	}
@@ -204,6 +202,6 @@ func notifyTechnicians(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row
 	for _, id := range o.SupportTechnicianIDs {
 		msgs = append(msgs, msg(id, "support"))
 	}
-	_, err := notify.Enqueue(ctx, tx, w.CompanyID, w.At, msgs...)
+	_, err := notify.Enqueue(ctx, w.Tx, w.CompanyID, w.At, msgs...)
 	return err
 }

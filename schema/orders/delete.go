@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/finance"
 	"oficina/schema/quotes"
 	"oficina/streams"
@@ -18,23 +16,23 @@ import (
 // (service_order_id cleared) and the quote it came from, which may be
 // converted into an order again. The month's order quota is not given
 // back, and messages already queued to technicians stay.
-func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	o, err := get(ctx, tx, id, true)
+func Delete(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	o, err := get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_order_id = NULL").
+	if _, err := w.Tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_order_id = NULL").
 		Where("converted_order_id = ?", o.ID).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("orders: unlink quote: %w", err)
 	}
-	if _, err := tx.NewUpdate().Model((*finance.TransactionRow)(nil)).Set("service_order_id = NULL").
+	if _, err := w.Tx.NewUpdate().Model((*finance.TransactionRow)(nil)).Set("service_order_id = NULL").
 		Where("service_order_id = ?", o.ID).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("orders: unlink revenue: %w", err)
 	}
-	if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("orders: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventDeleted, Object: o.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventDeleted, Object: o.View()}); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -3,8 +3,6 @@ package orders
 import (
 	"context"
 
-	"github.com/uptrace/bun"
-
 	"oficina/streams"
 )
 
@@ -38,8 +36,8 @@ func EventTypes() []streams.EventType {
 // new updated_at and records the events: service_order.updated with the
 // changed fields, plus service_order.status_changed when the status moved
 // (6.3 rule 2). A write that changes nothing saves and records nothing.
-func mutate(ctx context.Context, tx bun.IDB, w *streams.Write, id string, fn func(o *Row) error) (*Row, error) {
-	o, err := get(ctx, tx, id, true)
+func mutate(ctx context.Context, w *streams.Write, id string, fn func(o *Row) error) (*Row, error) {
+	o, err := get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +57,7 @@ func mutate(ctx context.Context, tx bun.IDB, w *streams.Write, id string, fn fun
 		return o, nil // nothing changed: no write, no event
 	}
 	o.UpdatedAt = w.At
-	if err := save(ctx, tx, o); err != nil {
+	if err := save(ctx, w.Tx, o); err != nil {
 		return nil, err
 	}
 	after := o.View()
@@ -68,7 +66,7 @@ func mutate(ctx context.Context, tx bun.IDB, w *streams.Write, id string, fn fun
 		changes = append(changes, streams.Change{Type: EventStatusChanged, Object: after})
 	}
 	changes = append(changes, streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})
-	if _, err := streams.Record(ctx, tx, w, changes...); err != nil {
+	if _, err := streams.Record(ctx, w, changes...); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/quotes"
@@ -60,11 +58,11 @@ func (in *ServiceOrderFromQuote) create(clientName string) ServiceOrderCreate {
 // locked, a quote that is not approved or already became an order is 409,
 // and the new order goes through the whole creation path (numbering, quota,
 // checklists, appointment, notifications, event).
-func FromQuote(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceOrderFromQuote) (*Row, error) {
+func FromQuote(ctx context.Context, w *streams.Write, in ServiceOrderFromQuote) (*Row, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	q, err := quotes.Get(ctx, tx, *in.QuoteID, true)
+	q, err := quotes.Get(ctx, w.Tx, *in.QuoteID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +80,11 @@ func FromQuote(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceOrde
 	for i, it := range q.Items {
 		d.items[i] = ServiceOrderItem{Description: it.Description, Quantity: it.Quantity, UnitPriceCents: it.UnitPriceCents, TotalCents: it.TotalCents}
 	}
-	o, err := create(ctx, tx, w, d)
+	o, err := create(ctx, w, d)
 	if err != nil {
 		return nil, err
 	}
-	_, err = tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_order_id = ?", o.ID).Set("updated_at = ?", w.At).
+	_, err = w.Tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_order_id = ?", o.ID).Set("updated_at = ?", w.At).
 		Where("id = ?", q.ID).Exec(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("orders: mark quote converted: %w", err)

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/finance"
@@ -67,11 +65,11 @@ func validStatus(s *string) error {
 
 // SetStatus is POST /status: any status to any other, the only way to
 // reopen a completed or canceled order. The same status changes nothing.
-func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceOrderStatusChange) (*Row, error) {
+func SetStatus(ctx context.Context, w *streams.Write, id string, in ServiceOrderStatusChange) (*Row, error) {
 	if err := validStatus((*string)(in.Status)); err != nil {
 		return nil, err
 	}
-	return mutate(ctx, tx, w, id, func(o *Row) error {
+	return mutate(ctx, w, id, func(o *Row) error {
 		o.setStatus(string(*in.Status), w.At)
 		return nil
 	})
@@ -79,8 +77,8 @@ func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in 
 
 // Start is POST /start: an open order goes to in_progress with started_at
 // set (kept when it already started); completed or canceled is 409.
-func Start(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	return mutate(ctx, tx, w, id, func(o *Row) error {
+func Start(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	return mutate(ctx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -91,8 +89,8 @@ func Start(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, 
 
 // Cancel is POST /cancel: an open order becomes canceled; completed or
 // canceled is 409.
-func Cancel(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	return mutate(ctx, tx, w, id, func(o *Row) error {
+func Cancel(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	return mutate(ctx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
@@ -105,12 +103,12 @@ func Cancel(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row,
 // required checklist item is done and the technicians' completion order of
 // the company is respected (409 otherwise, and when already completed or
 // canceled). With LinkFinancialTransaction the total is posted to finance.
-func Complete(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceOrderComplete) (*Row, error) {
-	c, err := loadContext(ctx, tx, w.CompanyID)
+func Complete(ctx context.Context, w *streams.Write, id string, in ServiceOrderComplete) (*Row, error) {
+	c, err := loadContext(ctx, w.Tx, w.CompanyID)
 	if err != nil {
 		return nil, err
 	}
-	o, err := mutate(ctx, tx, w, id, func(o *Row) error {
+	o, err := mutate(ctx, w, id, func(o *Row) error {
 		if o.Closed() || o.openRequired() || !o.completionRespected(c.TechnicianCompletionOrder) {
 			return apierr.New(apierr.Conflict)
 		}
@@ -121,7 +119,7 @@ func Complete(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in S
 		return nil, err
 	}
 	if in.LinkFinancialTransaction {
-		if err := postRevenue(ctx, tx, w, o, c.Timezone); err != nil {
+		if err := postRevenue(ctx, w, o, c.Timezone); err != nil {
 			return nil, err
 		}
 	}
@@ -132,12 +130,12 @@ func Complete(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in S
 // (company time zone) on the default account. An order that already has a
 // live revenue entry (completed, reopened and completed again) is not
 // posted twice; a zero total posts nothing.
-func postRevenue(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row, tz string) error {
+func postRevenue(ctx context.Context, w *streams.Write, o *Row, tz string) error {
 	if o.TotalCents == 0 {
 		return nil
 	}
 	var existing string
-	err := tx.NewSelect().Model((*finance.TransactionRow)(nil)).Column("id").Where("service_order_id = ?", o.ID).
+	err := w.Tx.NewSelect().Model((*finance.TransactionRow)(nil)).Column("id").Where("service_order_id = ?", o.ID).
 		Where("status <> 'canceled'").Limit(1).Scan(ctx, &existing)
 	switch {
 	case err == nil:
@@ -145,7 +143,7 @@ func postRevenue(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row, tz s
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("orders: revenue lookup: %w", err)
 	}
-	account, err := finance.ResolveAccount(ctx, tx, nil)
+	account, err := finance.ResolveAccount(ctx, w.Tx, nil)
 	if err != nil {
 		return err
 	}
@@ -153,10 +151,10 @@ func postRevenue(ctx context.Context, tx bun.IDB, w *streams.Write, o *Row, tz s
 	t := &finance.TransactionRow{AccountID: account, Kind: "income", Status: "open",
 		Description: fmt.Sprintf("OS #%d - %s", o.Number, o.ClientName), AmountCents: o.TotalCents,
 		TransactionDate: today, DueDate: &today, ServiceOrderID: &o.ID}
-	if err := finance.Post(ctx, tx, w.CompanyID, t, w.At); err != nil {
+	if err := finance.Post(ctx, w.Tx, w.CompanyID, t, w.At); err != nil {
 		return err
 	}
-	_, err = streams.Record(ctx, tx, w, streams.Change{Type: finance.EventTransactionCreated, Object: t.View()})
+	_, err = streams.Record(ctx, w, streams.Change{Type: finance.EventTransactionCreated, Object: t.View()})
 	return err
 }
 

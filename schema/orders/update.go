@@ -64,14 +64,14 @@ func (in *ServiceOrderUpdate) Has(name string) bool { return in.present[name] }
 // Update is PATCH: a completed or canceled order refuses (409). Changed
 // references are checked like on creation (404), and the company's required
 // fields apply to the fields the body touches.
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceOrderUpdate) (*Row, error) {
+func Update(ctx context.Context, w *streams.Write, id string, in ServiceOrderUpdate) (*Row, error) {
 	var c *companyContext
-	return mutate(ctx, tx, w, id, func(o *Row) error {
+	return mutate(ctx, w, id, func(o *Row) error {
 		if o.Closed() {
 			return apierr.New(apierr.Conflict)
 		}
 		var err error
-		if c, err = loadContext(ctx, tx, w.CompanyID); err != nil {
+		if c, err = loadContext(ctx, w.Tx, w.CompanyID); err != nil {
 			return err
 		}
 		if err := in.apply(o, w); err != nil {
@@ -80,7 +80,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in Ser
 		if err := in.required(c, o); err != nil {
 			return err
 		}
-		return in.checkReferences(ctx, tx, o)
+		return in.checkReferences(ctx, w.Tx, o)
 	})
 }
 

@@ -80,15 +80,15 @@ func GetService(ctx context.Context, tx bun.IDB, id string, forUpdate bool) (*Se
 }
 
 // CreateService adds a service and records service.created.
-func CreateService(ctx context.Context, tx bun.IDB, w *streams.Write, in ServiceCreate) (*ServiceRow, error) {
+func CreateService(ctx context.Context, w *streams.Write, in ServiceCreate) (*ServiceRow, error) {
 	s := &ServiceRow{ID: ids.New("svc"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	if err := in.apply(s); err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(s).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: create service: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceCreated, Object: s.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventServiceCreated, Object: s.View()}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return s, nil
@@ -96,8 +96,8 @@ func CreateService(ctx context.Context, tx bun.IDB, w *streams.Write, in Service
 
 // UpdateService changes a service and records service.updated when its
 // representation changed.
-func UpdateService(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ServiceCreate) (*ServiceRow, error) {
-	s, err := GetService(ctx, tx, id, true)
+func UpdateService(ctx context.Context, w *streams.Write, id string, in ServiceCreate) (*ServiceRow, error) {
+	s, err := GetService(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +113,10 @@ func UpdateService(ctx context.Context, tx bun.IDB, w *streams.Write, id string,
 		return s, err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
 	s.UpdatedAt = w.At
-	if _, err := tx.NewUpdate().Model(s).Column("name", "base_price_cents", "active", "updated_at").WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewUpdate().Model(s).Column("name", "base_price_cents", "active", "updated_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: update service: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceUpdated, Object: s.View(), ChangedFields: fields}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventServiceUpdated, Object: s.View(), ChangedFields: fields}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return s, nil
@@ -124,15 +124,15 @@ func UpdateService(ctx context.Context, tx bun.IDB, w *streams.Write, id string,
 
 // DeleteService removes a service (dashboard action) and records
 // service.deleted with the service as it was.
-func DeleteService(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*ServiceRow, error) {
-	s, err := GetService(ctx, tx, id, true)
+func DeleteService(ctx context.Context, w *streams.Write, id string) (*ServiceRow, error) {
+	s, err := GetService(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewDelete().Model(s).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(s).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: delete service: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventServiceDeleted, Object: s.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventServiceDeleted, Object: s.View()}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return s, nil

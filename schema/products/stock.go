@@ -185,8 +185,8 @@ type AdjustInput struct {
 
 // Adjust changes a product's (or variation's) stock and records
 // stock.changed.
-func Adjust(ctx context.Context, tx bun.IDB, w *streams.Write, productID string, in AdjustInput) (*MovementRow, error) {
-	p, err := Get(ctx, tx, productID, false)
+func Adjust(ctx context.Context, w *streams.Write, productID string, in AdjustInput) (*MovementRow, error) {
+	p, err := Get(ctx, w.Tx, productID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -205,11 +205,11 @@ func Adjust(ctx context.Context, tx bun.IDB, w *streams.Write, productID string,
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	ms, err := Move(ctx, tx, w.CompanyID, []Delta{{ProductID: p.ID, VariationID: in.VariationID, Quantity: in.Quantity}}, ReasonAdjustment, nil, w.At)
+	ms, err := Move(ctx, w.Tx, w.CompanyID, []Delta{{ProductID: p.ID, VariationID: in.VariationID, Quantity: in.Quantity}}, ReasonAdjustment, nil, w.At)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := streams.Record(ctx, tx, w, MovementChanges(ms)...); err != nil {
+	if _, err := streams.Record(ctx, w, MovementChanges(ms)...); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return &ms[0], nil

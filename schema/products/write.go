@@ -110,7 +110,7 @@ func checkPrice(f *apierr.Fields, param string, v int64) {
 
 // Create stores a product with its variations and initial stock, and
 // records product.created and one stock.changed per initial stock.
-func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in ProductCreate) (*Row, error) {
+func Create(ctx context.Context, w *streams.Write, in ProductCreate) (*Row, error) {
 	p := &Row{ID: ids.New("prd"), CompanyID: w.CompanyID, Active: true, CreatedAt: w.At, UpdatedAt: w.At}
 	var f apierr.Fields
 	in.apply(p, true, &f)
@@ -120,24 +120,24 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in ProductCreate)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewInsert().Model(p).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(p).Exec(ctx); err != nil {
 		return nil, conflictOr(err, "products: create")
 	}
 	var deltas []Delta
 	if in.StockQuantity != nil && *in.StockQuantity != 0 {
 		deltas = append(deltas, Delta{ProductID: p.ID, Quantity: *in.StockQuantity})
 	}
-	vd, err := syncVariations(ctx, tx, p, in.Variations, w.At)
+	vd, err := syncVariations(ctx, w.Tx, p, in.Variations, w.At)
 	if err != nil {
 		return nil, err
 	}
-	return p, finish(ctx, tx, w, p, append(deltas, vd...), streams.Change{Type: EventProductCreated}, nil)
+	return p, finish(ctx, w, p, append(deltas, vd...), streams.Change{Type: EventProductCreated}, nil)
 }
 
 // Update changes a product (dashboard action) and records product.updated
 // when its representation changed.
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in ProductCreate) (*Row, error) {
-	p, err := Get(ctx, tx, id, true)
+func Update(ctx context.Context, w *streams.Write, id string, in ProductCreate) (*Row, error) {
+	p, err := Get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -148,28 +148,28 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, in Pro
 		return nil, err
 	}
 	p.UpdatedAt = w.At
-	if _, err := tx.NewUpdate().Model(p).Column("name", "sku", "price_cents", "promotional_price_cents", "active", "updated_at").
+	if _, err := w.Tx.NewUpdate().Model(p).Column("name", "sku", "price_cents", "promotional_price_cents", "active", "updated_at").
 		WherePK().Exec(ctx); err != nil {
 		return nil, conflictOr(err, "products: update")
 	}
-	deltas, err := syncVariations(ctx, tx, p, in.Variations, w.At)
+	deltas, err := syncVariations(ctx, w.Tx, p, in.Variations, w.At)
 	if err != nil {
 		return nil, err
 	}
-	return p, finish(ctx, tx, w, p, deltas, streams.Change{Type: EventProductUpdated}, &before)
+	return p, finish(ctx, w, p, deltas, streams.Change{Type: EventProductUpdated}, &before)
 }
 
 // finish checks SKUs across the catalogue, applies initial stock, reloads
 // the product and records its events.
-func finish(ctx context.Context, tx bun.IDB, w *streams.Write, p *Row, deltas []Delta, c streams.Change, before *Product) error {
-	if err := checkSKUs(ctx, tx, p.ID); err != nil {
+func finish(ctx context.Context, w *streams.Write, p *Row, deltas []Delta, c streams.Change, before *Product) error {
+	if err := checkSKUs(ctx, w.Tx, p.ID); err != nil {
 		return err
 	}
-	moves, err := Move(ctx, tx, w.CompanyID, deltas, ReasonAdjustment, nil, w.At)
+	moves, err := Move(ctx, w.Tx, w.CompanyID, deltas, ReasonAdjustment, nil, w.At)
 	if err != nil {
 		return err
 	}
-	fresh, err := Get(ctx, tx, p.ID, false)
+	fresh, err := Get(ctx, w.Tx, p.ID, false)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func finish(ctx context.Context, tx bun.IDB, w *streams.Write, p *Row, deltas []
 	if before != nil {
 		c.Before = *before
 	}
-	if _, err := streams.Record(ctx, tx, w, append([]streams.Change{c}, MovementChanges(moves)...)...); err != nil {
+	if _, err := streams.Record(ctx, w, append([]streams.Change{c}, MovementChanges(moves)...)...); err != nil {
 		return fmt.Errorf("products: events: %w", err)
 	}
 	return nil
@@ -318,18 +318,18 @@ func conflictOr(err error, what string) error {
 // Delete removes a product (dashboard action). Sale items keep their name
 // and lose product_id and variation_id, and the product's stock movements
 // are deleted; the write yields only product.deleted (spec 6.3 rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	p, err := Get(ctx, tx, id, true)
+func Delete(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	p, err := Get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := unlink(ctx, tx, "product_id", []string{p.ID}); err != nil {
+	if err := unlink(ctx, w.Tx, "product_id", []string{p.ID}); err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewDelete().Model(p).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(p).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("products: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventProductDeleted, Object: p.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventProductDeleted, Object: p.View()}); err != nil {
 		return nil, fmt.Errorf("products: events: %w", err)
 	}
 	return p, nil

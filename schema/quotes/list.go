@@ -20,12 +20,12 @@ var expires = []string{StatusDraft, StatusSent}
 // expiration is sent when the list is opened). The rows are locked, so
 // two lists opened at once expire a quote once; the next list finds it
 // expired and sends nothing.
-func List(ctx context.Context, tx bun.IDB, w *streams.Write, p page.Params) (page.List[Quote], error) {
-	if err := expire(ctx, tx, w); err != nil {
+func List(ctx context.Context, w *streams.Write, p page.Params) (page.List[Quote], error) {
+	if err := expire(ctx, w); err != nil {
 		return page.List[Quote]{}, err
 	}
 	var rows []Row
-	if err := p.Apply(tx.NewSelect().Model(&rows), "id").Scan(ctx); err != nil {
+	if err := p.Apply(w.Tx.NewSelect().Model(&rows), "id").Scan(ctx); err != nil {
 		return page.List[Quote]{}, fmt.Errorf("quotes: list: %w", err)
 	}
 	out := make([]Quote, len(rows))
@@ -37,9 +37,9 @@ func List(ctx context.Context, tx bun.IDB, w *streams.Write, p page.Params) (pag
 
 // expire moves the open quotes past valid_until to expired, with one
 // update and one record of events for all of them.
-func expire(ctx context.Context, tx bun.IDB, w *streams.Write) error {
+func expire(ctx context.Context, w *streams.Write) error {
 	var due []Row
-	err := tx.NewSelect().Model(&due).Where("status IN (?)", bun.List(expires)).Where("valid_until < ?", w.At).
+	err := w.Tx.NewSelect().Model(&due).Where("status IN (?)", bun.List(expires)).Where("valid_until < ?", w.At).
 		OrderExpr("id").For("UPDATE").Scan(ctx)
 	if err != nil {
 		return fmt.Errorf("quotes: expire: %w", err)
@@ -66,10 +66,10 @@ func expire(ctx context.Context, tx bun.IDB, w *streams.Write) error {
 		changes = append(changes, streams.Change{Type: EventStatusChanged, Object: after},
 			streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})
 	}
-	if _, err := tx.NewUpdate().Model((*Row)(nil)).Set("status = ?", StatusExpired).Set("updated_at = ?", w.At).
+	if _, err := w.Tx.NewUpdate().Model((*Row)(nil)).Set("status = ?", StatusExpired).Set("updated_at = ?", w.At).
 		Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 		return fmt.Errorf("quotes: expire: %w", err)
 	}
-	_, err = streams.Record(ctx, tx, w, changes...)
+	_, err = streams.Record(ctx, w, changes...)
 	return err
 }

@@ -44,7 +44,7 @@ type QuoteCreate struct {
 
 // Create stores a quote with the company's next quote number as one write of
 // w and records quote.created. A client of another company is 404.
-func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (*Row, error) {
+func Create(ctx context.Context, w *streams.Write, in QuoteCreate) (*Row, error) {
 	if in.Status == "" {
 		in.Status = StatusDraft
 	}
@@ -64,10 +64,10 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkClient(ctx, tx, q.ClientID); err != nil {
+	if err := checkClient(ctx, w.Tx, q.ClientID); err != nil {
 		return nil, err
 	}
-	n, err := numbering.Next(ctx, tx, w.CompanyID, "quote")
+	n, err := numbering.Next(ctx, w.Tx, w.CompanyID, "quote")
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +78,10 @@ func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in QuoteCreate) (
 	if q.Status == StatusRejected {
 		q.RejectedAt = &w.At
 	}
-	if _, err := tx.NewInsert().Model(q).Exec(ctx); err != nil {
+	if _, err := w.Tx.NewInsert().Model(q).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("quotes: create: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventCreated, Object: q.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventCreated, Object: q.View()}); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -200,8 +200,8 @@ func (p *QuoteUpdate) apply(q *Row, f *apierr.Fields) {
 // Update changes a quote's content as one write of w and records
 // quote.updated with the fields that changed (nothing changed: no write, no
 // event). An approved or canceled quote refuses updates (409, spec 7).
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p QuoteUpdate) (*Row, error) {
-	q, err := Get(ctx, tx, id, true)
+func Update(ctx context.Context, w *streams.Write, id string, p QuoteUpdate) (*Row, error) {
+	q, err := Get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -219,22 +219,22 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Quot
 		return nil, err
 	}
 	if p.ClientID.Set {
-		if err := checkClient(ctx, tx, q.ClientID); err != nil {
+		if err := checkClient(ctx, w.Tx, q.ClientID); err != nil {
 			return nil, err
 		}
 	}
-	return q, save(ctx, tx, w, q, before, status)
+	return q, save(ctx, w, q, before, status)
 }
 
 // SetStatus changes the status (dashboard action) and records
 // quote.status_changed and quote.updated; the same status again changes
 // nothing. A canceled quote never changes, and an approved one only goes to
 // canceled, and only while it was not converted (409).
-func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status string) (*Row, error) {
+func SetStatus(ctx context.Context, w *streams.Write, id, status string) (*Row, error) {
 	if !slices.Contains(Statuses, status) {
 		return nil, apierr.Invalid("status", apierr.InvalidValue)
 	}
-	q, err := Get(ctx, tx, id, true)
+	q, err := Get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func SetStatus(ctx context.Context, tx bun.IDB, w *streams.Write, id, status str
 	}
 	was := q.Status
 	q.setStatus(status, w)
-	return q, save(ctx, tx, w, q, before, was)
+	return q, save(ctx, w, q, before, was)
 }
 
 func (q *Row) setStatus(status string, w *streams.Write) {
@@ -267,13 +267,13 @@ func (q *Row) setStatus(status string, w *streams.Write) {
 // save writes a changed quote and records its events: quote.status_changed
 // when the status moved from status, then quote.updated with the changed
 // fields.
-func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before streams.Snapshot, status string) error {
+func save(ctx context.Context, w *streams.Write, q *Row, before streams.Snapshot, status string) error {
 	fields, err := before.Changed(q.View())
 	if err != nil || len(fields) == 0 {
 		return err // nothing changed: no write, no event (spec 6.3 rule 3)
 	}
 	q.UpdatedAt = w.At
-	if _, err := tx.NewUpdate().Model(q).ExcludeColumn("id", "company_id", "number", "created_at").WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewUpdate().Model(q).ExcludeColumn("id", "company_id", "number", "created_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("quotes: update: %w", err)
 	}
 	after := q.View()
@@ -282,7 +282,7 @@ func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before stre
 		changes = append(changes, streams.Change{Type: EventStatusChanged, Object: after})
 	}
 	changes = append(changes, streams.Change{Type: EventUpdated, Object: after, ChangedFields: fields})
-	_, err = streams.Record(ctx, tx, w, changes...)
+	_, err = streams.Record(ctx, w, changes...)
 	return err
 }
 
@@ -291,13 +291,13 @@ func save(ctx context.Context, tx bun.IDB, w *streams.Write, q *Row, before stre
 // canceled) is 409 (spec 7); orders and sales made from it keep their
 // content and lose quote_id (the foreign keys clear it), without events of
 // their own (spec 6.3 rule 7).
-func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	q, err := Get(ctx, tx, id, true)
+func Delete(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	q, err := Get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
 	if q.ConvertedSaleID != nil {
-		active, err := tx.NewSelect().Table("sales").Where("id = ?", *q.ConvertedSaleID).Where("canceled_at IS NULL").Exists(ctx)
+		active, err := w.Tx.NewSelect().Table("sales").Where("id = ?", *q.ConvertedSaleID).Where("canceled_at IS NULL").Exists(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("quotes: delete: sale: %w", err)
 		}
@@ -305,10 +305,10 @@ func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row,
 			return nil, apierr.New(apierr.Conflict)
 		}
 	}
-	if _, err := tx.NewDelete().Model(q).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(q).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("quotes: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventDeleted, Object: q.View()}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventDeleted, Object: q.View()}); err != nil {
 		return nil, err
 	}
 	return q, nil

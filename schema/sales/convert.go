@@ -59,8 +59,8 @@ func financeOf(track *bool, plan *PaymentPlanInput) FinanceRequest {
 // ConvertQuote turns an approved quote into a sale through the whole
 // creation path, once: a quote that is not approved, or that already became
 // a sale, is 409.
-func ConvertQuote(ctx context.Context, tx bun.IDB, w *streams.Write, quoteID string, in QuoteConversion) (*Row, error) {
-	q, err := quotes.Get(ctx, tx, quoteID, true)
+func ConvertQuote(ctx context.Context, w *streams.Write, quoteID string, in QuoteConversion) (*Row, error) {
+	q, err := quotes.Get(ctx, w.Tx, quoteID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -84,13 +84,13 @@ func ConvertQuote(ctx context.Context, tx bun.IDB, w *streams.Write, quoteID str
 	if err := ci.validate(false); err != nil {
 		return nil, err
 	}
-	s, err := create(ctx, tx, w, ci, CreateOptions{QuoteID: &q.ID, items: func(s *Row) ([]ItemRow, error) {
-		return quoteItems(ctx, tx, s, q.Items)
+	s, err := create(ctx, w, ci, CreateOptions{QuoteID: &q.ID, items: func(s *Row) ([]ItemRow, error) {
+		return quoteItems(ctx, w.Tx, s, q.Items)
 	}})
 	if err != nil {
 		return nil, err
 	}
-	_, err = tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_sale_id = ?", s.ID).Set("updated_at = ?", w.At).
+	_, err = w.Tx.NewUpdate().Model((*quotes.Row)(nil)).Set("converted_sale_id = ?", s.ID).Set("updated_at = ?", w.At).
 		Where("id = ?", q.ID).Exec(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sales: mark quote converted: %w", err)

@@ -34,20 +34,20 @@ type CreateOptions struct {
 //
 // Permissions of part 5.4 (finance, when the request decides on it) are the
 // caller's to check before calling.
-func Create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
+func Create(ctx context.Context, w *streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	return create(ctx, tx, w, in, o)
+	return create(ctx, w, in, o)
 }
 
-func create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
-	cc, err := loadContext(ctx, tx, w.CompanyID)
+func create(ctx context.Context, w *streams.Write, in SaleCreate, o CreateOptions) (*Row, error) {
+	cc, err := loadContext(ctx, w.Tx, w.CompanyID)
 	if err != nil {
 		return nil, err
 	}
 	e := NewEnv(w, cc.Timezone)
-	if err := checkParties(ctx, tx, in.ClientID, in.SellerID); err != nil {
+	if err := checkParties(ctx, w.Tx, in.ClientID, in.SellerID); err != nil {
 		return nil, err
 	}
 	s := &Row{ID: ids.New("sale"), CompanyID: w.CompanyID, Version: 1, ClientID: in.ClientID, SellerID: in.SellerID,
@@ -71,7 +71,7 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o 
 	if o.items != nil {
 		s.Items, err = o.items(s)
 	} else {
-		s.Items, err = priceItems(ctx, tx, s, 1, "items", in.Items)
+		s.Items, err = priceItems(ctx, w.Tx, s, 1, "items", in.Items)
 	}
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o 
 	s.PaymentPlan = plan
 	switch {
 	case plan.AccountID != nil:
-		if s.AccountID, err = resolveAccount(ctx, tx, plan.AccountID, true); err != nil {
+		if s.AccountID, err = resolveAccount(ctx, w.Tx, plan.AccountID, true); err != nil {
 			return nil, err
 		}
 	case s.TrackInFinance:
@@ -97,7 +97,7 @@ func create(ctx context.Context, tx bun.IDB, w *streams.Write, in SaleCreate, o 
 		return nil, err
 	}
 	settle(s, e.Today())
-	return s, insertSale(ctx, tx, s, cc, e)
+	return s, insertSale(ctx, w.Tx, s, cc, e)
 }
 
 // checkParties checks that the client and the seller (an active member)
@@ -197,7 +197,7 @@ func insertSale(ctx context.Context, tx bun.IDB, s *Row, cc *companyContext, e E
 		return err
 	}
 	changes := append([]streams.Change{{Type: EventCreated, Object: s.View(false)}}, events...)
-	return record(ctx, tx, e.Write, append(changes, products.MovementChanges(moves)...))
+	return record(ctx, e.Write, append(changes, products.MovementChanges(moves)...))
 }
 
 // versionRow is the history row of the sale's current version.
@@ -208,8 +208,8 @@ func versionRow(s *Row, reason *string, now time.Time) *VersionRow {
 		PaymentPlan: s.PaymentPlan, CreatedAt: now}
 }
 
-func record(ctx context.Context, tx bun.IDB, w *streams.Write, changes []streams.Change) error {
-	if _, err := streams.Record(ctx, tx, w, changes...); err != nil {
+func record(ctx context.Context, w *streams.Write, changes []streams.Change) error {
+	if _, err := streams.Record(ctx, w, changes...); err != nil {
 		return fmt.Errorf("sales: events: %w", err)
 	}
 	return nil

@@ -3,8 +3,6 @@ package sales
 import (
 	"context"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apitime"
 	"oficina/schema/finance"
 	"oficina/streams"
@@ -45,9 +43,9 @@ func EventTypes() []streams.EventType {
 // its whole remaining amount on its installment, dated paidAt (spec 5.4:
 // mark_paid on a sale installment records the sale payment). It is the
 // finance.SalePayment of finance.MarkPaid, and records what Receive records.
-func PayReceivable(ctx context.Context, tx bun.IDB, w *streams.Write, t *finance.TransactionRow, paidAt apitime.Date, in finance.FinancialTransactionMarkPaid) error {
+func PayReceivable(ctx context.Context, w *streams.Write, t *finance.TransactionRow, paidAt apitime.Date, in finance.FinancialTransactionMarkPaid) error {
 	amount := t.AmountCents
-	_, err := Receive(ctx, tx, w, *t.SaleID, PaymentCreate{AmountCents: &amount, PaidAt: &paidAt,
+	_, err := Receive(ctx, w, *t.SaleID, PaymentCreate{AmountCents: &amount, PaidAt: &paidAt,
 		PaymentMethod: (*PaymentMethod)(in.PaymentMethod), InstallmentID: t.InstallmentID, AccountID: in.AccountID})
 	return err
 }

@@ -24,8 +24,8 @@ func TestOverdueRoutineFollowsTheCompanyTimeZone(t *testing.T) {
 	co := testkit.NewCompany(t, tenant.CompanyInput{Timezone: testkit.Ptr("America/Sao_Paulo")})
 	var id string
 	co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		w := &streams.Write{CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
-		s, err := sales.Create(ctx, tx, w, sales.SaleCreate{
+		w := &streams.Write{Tx: tx, CompanyID: co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
+		s, err := sales.Create(ctx, w, sales.SaleCreate{
 			Items:       []sales.SaleItemInput{{Type: sales.ItemCustom, Name: new("x"), UnitPriceCents: new(int64(1000))}},
 			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PaymentPlanInstallmentInput{{AmountCents: new(int64(1000)), DueDate: day(9)}}},
 		}, sales.CreateOptions{})
@@ -43,13 +43,18 @@ func TestOverdueRoutineFollowsTheCompanyTimeZone(t *testing.T) {
 		}
 		return slices.Contains(companies, co.Company.ID)
 	}
+	pub := &testkit.Publisher{}
+	wr := &streams.Writer{DB: co.DB, Publisher: pub}
 	run := func(now time.Time) sales.RoutineResult {
 		var r sales.RoutineResult
-		co.Tx(t, func(ctx context.Context, tx bun.Tx) error {
+		err := wr.Run(context.Background(), sales.RoutineUnit(co.Company.ID, now), func(ctx context.Context, w *streams.Write) error {
 			var err error
-			r, err = sales.MarkOverdue(ctx, tx, co.Company.ID, now)
+			r, err = sales.MarkOverdue(ctx, w)
 			return err
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		return r
 	}
 	if due(before) || run(before).Sales != 0 {
@@ -78,5 +83,10 @@ func TestOverdueRoutineFollowsTheCompanyTimeZone(t *testing.T) {
 	}
 	if len(events) != 1 || !strings.Contains(string(events[0].Body), `"object_truncated":true`) {
 		t.Errorf("routine events: %d", len(events))
+	}
+	// Its write unit hands them to the publisher after commit: they do not
+	// wait for the relay.
+	if got := pub.Events(); len(got) != 1 || got[0].Type != sales.EventUpdated {
+		t.Errorf("published after commit: %+v, want the one sale.updated", got)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/ids"
@@ -44,11 +42,11 @@ func (in *PaymentCreate) validate() error {
 // sale.payment_registered, sale.paid when the balance reaches zero, and the
 // finance transactions it posts. A canceled or contract-generated sale
 // refuses payments (409).
-func Receive(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in PaymentCreate) (*Row, error) {
+func Receive(ctx context.Context, w *streams.Write, saleID string, in PaymentCreate) (*Row, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	o, err := beginWritable(ctx, tx, w, saleID)
+	o, err := beginWritable(ctx, w, saleID)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +63,7 @@ func Receive(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, i
 		PaidAt: *in.PaidAt, PaymentMethod: in.PaymentMethod, AccountID: o.s.AccountID,
 		CreatedAt: w.At, UpdatedAt: w.At}
 	if in.AccountID != nil {
-		if y.AccountID, err = resolveAccount(ctx, tx, in.AccountID, true); err != nil {
+		if y.AccountID, err = resolveAccount(ctx, w.Tx, in.AccountID, true); err != nil {
 			return nil, err
 		}
 	}
@@ -91,8 +89,8 @@ type Cancellation struct {
 // finance transaction is canceled. It records sale.updated and
 // sale.payment_canceled. A payment already reversed or with an active
 // invoice is 409.
-func ReversePayment(ctx context.Context, tx bun.IDB, w *streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
-	o, err := beginCancellation(ctx, tx, w, saleID, in)
+func ReversePayment(ctx context.Context, w *streams.Write, saleID, paymentID string, in Cancellation) (*Row, error) {
+	o, err := beginCancellation(ctx, w, saleID, in)
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,13 @@ type money struct {
 	at  time.Time
 }
 
-func (m *money) write(fn func(ctx context.Context, tx bun.Tx, w *streams.Write) error) error {
+func (m *money) write(fn func(ctx context.Context, w *streams.Write) error) error {
 	m.at = m.at.Add(time.Second)
 	w := &streams.Write{CompanyID: m.co.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: m.at}
-	return tenant.Tx(context.Background(), m.co.DB, m.co.Company.ID, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx, w) })
+	return tenant.Tx(context.Background(), m.co.DB, m.co.Company.ID, func(ctx context.Context, tx bun.Tx) error {
+		w.Tx = tx
+		return fn(ctx, w)
+	})
 }
 
 func (m *money) load() *sales.Row {
@@ -93,8 +96,8 @@ func (m *money) create() {
 	}
 	in := sales.SaleCreate{Items: []sales.SaleItemInput{{Type: sales.ItemCustom, Name: new("x"), UnitPriceCents: &total}},
 		PaymentPlan: plan, SaleDate: day(0)}
-	if err := m.write(func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-		s, err := sales.Create(ctx, tx, w, in, sales.CreateOptions{})
+	if err := m.write(func(ctx context.Context, w *streams.Write) error {
+		s, err := sales.Create(ctx, w, in, sales.CreateOptions{})
 		if err == nil {
 			m.id = s.ID
 		}
@@ -119,15 +122,15 @@ func (m *money) step() string {
 			in.InstallmentID = &s.Installments[m.rnd.IntN(len(s.Installments))].ID
 		}
 		name = fmt.Sprintf("receive %d", amount)
-		err = m.write(func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-			_, err := sales.Receive(ctx, tx, w, m.id, in)
+		err = m.write(func(ctx context.Context, w *streams.Write) error {
+			_, err := sales.Receive(ctx, w, m.id, in)
 			return err
 		})
 	case op == 1 && len(s.Payments) > 0:
 		y := s.Payments[m.rnd.IntN(len(s.Payments))]
 		name = "reverse " + y.ID
-		err = m.write(func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-			_, err := sales.ReversePayment(ctx, tx, w, m.id, y.ID, sales.Cancellation{Reason: "teste"})
+		err = m.write(func(ctx context.Context, w *streams.Write) error {
+			_, err := sales.ReversePayment(ctx, w, m.id, y.ID, sales.Cancellation{Reason: "teste"})
 			return err
 		})
 	case op == 2:
@@ -146,8 +149,8 @@ func (m *money) step() string {
 			}
 		}
 		name = fmt.Sprintf("reschedule %d entries", len(entries))
-		err = m.write(func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-			_, err := sales.Reschedule(ctx, tx, w, m.id, sales.InstallmentsReschedule{Installments: entries})
+		err = m.write(func(ctx context.Context, w *streams.Write) error {
+			_, err := sales.Reschedule(ctx, w, m.id, sales.InstallmentsReschedule{Installments: entries})
 			return err
 		})
 	default:
@@ -159,8 +162,8 @@ func (m *money) step() string {
 			}
 		}
 		name = fmt.Sprintf("version total %d", total)
-		err = m.write(func(ctx context.Context, tx bun.Tx, w *streams.Write) error {
-			_, err := sales.NewVersion(ctx, tx, w, m.id, in)
+		err = m.write(func(ctx context.Context, w *streams.Write) error {
+			_, err := sales.NewVersion(ctx, w, m.id, in)
 			return err
 		})
 	}

@@ -27,8 +27,8 @@ func TestSaleReadIsScopedToItsCompany(t *testing.T) {
 	ctx := context.Background()
 	var want *sales.Row
 	a.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		w := &streams.Write{CompanyID: a.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
-		s, err := sales.Create(ctx, tx, w, sales.SaleCreate{
+		w := &streams.Write{Tx: tx, CompanyID: a.Company.ID, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()}
+		s, err := sales.Create(ctx, w, sales.SaleCreate{
 			Items:       []sales.SaleItemInput{{Type: sales.ItemCustom, Name: new("x"), UnitPriceCents: new(int64(1000))}},
 			PaymentPlan: &sales.PaymentPlanInput{Mode: sales.ModeInstallments, Installments: []sales.PaymentPlanInstallmentInput{{AmountCents: new(int64(1000)), DueDate: day(9)}}},
 		}, sales.CreateOptions{})

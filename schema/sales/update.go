@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/field"
@@ -24,7 +22,7 @@ type SaleUpdate struct {
 }
 
 // Update applies a SalePatch and records sale.updated when something changed.
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p SaleUpdate) (*Row, error) {
+func Update(ctx context.Context, w *streams.Write, saleID string, p SaleUpdate) (*Row, error) {
 	var f apierr.Fields
 	if p.Notes.Set {
 		checkText(&f, "notes", p.Notes.Value, MaxText)
@@ -38,7 +36,7 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p 
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	o, err := beginWritable(ctx, tx, w, saleID)
+	o, err := beginWritable(ctx, w, saleID)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +77,8 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, p 
 // sale.payment_canceled per payment it reversed, sale.canceled, and the
 // finance and stock events. A sale with an active invoice (409) or already
 // canceled (409) is refused. A sale is never deleted.
-func Cancel(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in Cancellation) (*Row, error) {
-	o, err := beginCancellation(ctx, tx, w, saleID, in)
+func Cancel(ctx context.Context, w *streams.Write, saleID string, in Cancellation) (*Row, error) {
+	o, err := beginCancellation(ctx, w, saleID, in)
 	if err != nil {
 		return nil, err
 	}

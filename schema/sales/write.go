@@ -31,20 +31,20 @@ type op struct {
 // beginCancellation checks a cancellation's reason, then locks and loads
 // a sale that may still be written: the start of a payment reversal and
 // of a sale's cancellation.
-func beginCancellation(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string, in Cancellation) (*op, error) {
+func beginCancellation(ctx context.Context, w *streams.Write, saleID string, in Cancellation) (*op, error) {
 	var f apierr.Fields
 	checkReason(&f, in.Reason)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	return beginWritable(ctx, tx, w, saleID)
+	return beginWritable(ctx, w, saleID)
 }
 
 // beginWritable locks and loads a sale that may still be written
 // (op.writable): the start of a payment, an update, a new version, a
 // payment reversal and a cancellation.
-func beginWritable(ctx context.Context, tx bun.IDB, w *streams.Write, saleID string) (*op, error) {
-	o, err := begin(ctx, tx, w, saleID)
+func beginWritable(ctx context.Context, w *streams.Write, saleID string) (*op, error) {
+	o, err := begin(ctx, w, saleID)
 	if err != nil {
 		return nil, err
 	}
@@ -55,12 +55,12 @@ func beginWritable(ctx context.Context, tx bun.IDB, w *streams.Write, saleID str
 }
 
 // begin locks and loads the sale for a write.
-func begin(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*op, error) {
-	s, err := Load(ctx, tx, id, LoadOptions{ForUpdate: true})
+func begin(ctx context.Context, w *streams.Write, id string) (*op, error) {
+	s, err := Load(ctx, w.Tx, id, LoadOptions{ForUpdate: true})
 	if err != nil {
 		return nil, err
 	}
-	return &op{ctx: ctx, tx: tx, env: NewEnv(w, s.CompanyTimezone), before: s, s: s.clone()}, nil
+	return &op{ctx: ctx, tx: w.Tx, env: NewEnv(w, s.CompanyTimezone), before: s, s: s.clone()}, nil
 }
 
 // writable refuses writes to a canceled sale (3.2).
@@ -110,7 +110,7 @@ func (o *op) commit() (*Row, error) {
 	}
 	changes = append(changes, finEvents...)
 	changes = append(changes, products.MovementChanges(moves)...)
-	return o.s, record(o.ctx, o.tx, o.env.Write, changes)
+	return o.s, record(o.ctx, o.env.Write, changes)
 }
 
 // normalize orders the children as Load reads them, so a sale changed in

@@ -203,7 +203,7 @@ func CheckAssignee(ctx context.Context, tx bun.IDB, id, typ *string) error {
 // The assignee must have been checked with CheckAssignee. The row is
 // inserted with the write's COMMIT (streams.Write.Later): the write must
 // not read it back.
-func Open(ctx context.Context, tx bun.IDB, w *streams.Write, in TaskCreate) (*Row, streams.Change, error) {
+func Open(ctx context.Context, w *streams.Write, in TaskCreate) (*Row, streams.Change, error) {
 	var f apierr.Fields
 	in.Check(&f, "")
 	if err := f.Err(); err != nil {
@@ -219,7 +219,7 @@ func Open(ctx context.Context, tx bun.IDB, w *streams.Write, in TaskCreate) (*Ro
 		r.Priority = DefaultPriority
 	}
 	// Nothing references a new task, so the row travels with COMMIT.
-	if err := w.Later(ctx, tx, tx.NewInsert().Model(r)); err != nil {
+	if err := w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(r)); err != nil {
 		return nil, streams.Change{}, fmt.Errorf("tasks: create: %w", err)
 	}
 	return r, streams.Change{Type: EventCreated, Object: r.View(w.At)}, nil

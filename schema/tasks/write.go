@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/clients"
@@ -123,8 +121,8 @@ func (r *Row) setStatus(status string, now time.Time) {
 // Update changes a task as one write of w and records task.updated with the
 // fields that changed; a write that changes nothing records nothing (spec
 // 6.3 rule 3). An assignee or client of another company is 404.
-func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p TaskUpdate) (*Row, error) {
-	r, err := get(ctx, tx, id, true)
+func Update(ctx context.Context, w *streams.Write, id string, p TaskUpdate) (*Row, error) {
+	r, err := get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -138,12 +136,12 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 		return nil, err
 	}
 	if p.AssigneeID.Set || p.AssigneeType.Set {
-		if err := CheckAssignee(ctx, tx, r.AssigneeID, r.AssigneeType); err != nil {
+		if err := CheckAssignee(ctx, w.Tx, r.AssigneeID, r.AssigneeType); err != nil {
 			return nil, err
 		}
 	}
 	if r.ClientID != nil && p.ClientID.Set {
-		if _, err := clients.Get(ctx, tx, *r.ClientID); err != nil {
+		if _, err := clients.Get(ctx, w.Tx, *r.ClientID); err != nil {
 			return nil, err
 		}
 	}
@@ -152,10 +150,10 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 		return r, err // nothing changed: no write, no event
 	}
 	r.UpdatedAt = w.At
-	if _, err := tx.NewUpdate().Model(r).ExcludeColumn("id", "company_id", "created_at").WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewUpdate().Model(r).ExcludeColumn("id", "company_id", "created_at").WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("tasks: update: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventUpdated, Object: r.View(w.At), ChangedFields: fields}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventUpdated, Object: r.View(w.At), ChangedFields: fields}); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -163,15 +161,15 @@ func Update(ctx context.Context, tx bun.IDB, w *streams.Write, id string, p Task
 
 // Delete removes a task as one write of w and records task.deleted with the
 // task as it was.
-func Delete(ctx context.Context, tx bun.IDB, w *streams.Write, id string) (*Row, error) {
-	r, err := get(ctx, tx, id, true)
+func Delete(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	r, err := get(ctx, w.Tx, id, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.NewDelete().Model(r).WherePK().Exec(ctx); err != nil {
+	if _, err := w.Tx.NewDelete().Model(r).WherePK().Exec(ctx); err != nil {
 		return nil, fmt.Errorf("tasks: delete: %w", err)
 	}
-	if _, err := streams.Record(ctx, tx, w, streams.Change{Type: EventDeleted, Object: r.View(w.At)}); err != nil {
+	if _, err := streams.Record(ctx, w, streams.Change{Type: EventDeleted, Object: r.View(w.At)}); err != nil {
 		return nil, err
 	}
 	return r, nil

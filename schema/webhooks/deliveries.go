@@ -3,8 +3,6 @@ package webhooks
 import (
 	"context"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
 	"oficina/schema/ids"
@@ -63,8 +61,8 @@ func ViewDelivery(d *streams.Delivery) WebhookDelivery {
 // Ping records a real ping event delivered to this endpoint only (spec
 // 4.6). It needs access to the subscribed events; a disabled endpoint is
 // 409 conflict.
-func Ping(ctx context.Context, tx bun.IDB, w *streams.Write, id string, access Access) (streams.Recorded, error) {
-	e, err := Get(ctx, tx, id)
+func Ping(ctx context.Context, w *streams.Write, id string, access Access) (streams.Recorded, error) {
+	e, err := Get(ctx, w.Tx, id)
 	if err != nil {
 		return streams.Recorded{}, err
 	}
@@ -74,13 +72,13 @@ func Ping(ctx context.Context, tx bun.IDB, w *streams.Write, id string, access A
 	if e.Status != StatusEnabled {
 		return streams.Recorded{}, apierr.New(apierr.Conflict)
 	}
-	return streams.Ping(ctx, tx, w, e.ID)
+	return streams.Ping(ctx, w, e.ID)
 }
 
 // Resend creates a new delivery of a logged delivery's event (same event
 // id and body) to its endpoint, which must be enabled (else 409).
-func Resend(ctx context.Context, tx bun.IDB, w *streams.Write, endpointID, deliveryID string) (WebhookDelivery, error) {
-	e, err := Get(ctx, tx, endpointID)
+func Resend(ctx context.Context, w *streams.Write, endpointID, deliveryID string) (WebhookDelivery, error) {
+	e, err := Get(ctx, w.Tx, endpointID)
 	if err != nil {
 		return WebhookDelivery{}, err
 	}
@@ -88,14 +86,14 @@ func Resend(ctx context.Context, tx bun.IDB, w *streams.Write, endpointID, deliv
 		return WebhookDelivery{}, apierr.New(apierr.ResourceNotFound)
 	}
 	orig := new(streams.Delivery)
-	err = tx.NewSelect().Model(orig).Where("id = ?", deliveryID).Where("endpoint_id = ?", e.ID).Scan(ctx)
+	err = w.Tx.NewSelect().Model(orig).Where("id = ?", deliveryID).Where("endpoint_id = ?", e.ID).Scan(ctx)
 	if err != nil {
 		return WebhookDelivery{}, apierr.NoRows(err)
 	}
 	if e.Status != StatusEnabled {
 		return WebhookDelivery{}, apierr.New(apierr.Conflict)
 	}
-	d, err := streams.Resend(ctx, tx, w, orig)
+	d, err := streams.Resend(ctx, w, orig)
 	if err != nil {
 		return WebhookDelivery{}, apierr.NoRows(err) // its event past retention: as if the delivery were gone
 	}

@@ -47,16 +47,16 @@ const ReasonEndpointDisabled = "endpoint_disabled"
 // together, so a crash repeats nothing and loses nothing (the resends are
 // published after w commits, or by the relay). Call it in the company's
 // write unit; w.At is the time of the round.
-func AdvanceRecovery(ctx context.Context, tx bun.IDB, w *streams.Write, pace RecoverPace) (int, error) {
+func AdvanceRecovery(ctx context.Context, w *streams.Write, pace RecoverPace) (int, error) {
 	pace = pace.withDefaults()
 	var tasks []RecoverTaskRow
-	if err := tx.NewSelect().Model(&tasks).Where("status = ?", RecoverRunning).Order("id").
+	if err := w.Tx.NewSelect().Model(&tasks).Where("status = ?", RecoverRunning).Order("id").
 		Limit(int64(pace.Tasks)).For("UPDATE SKIP LOCKED").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("webhooks: recover tasks: %w", err)
 	}
 	total := 0
 	for i := range tasks {
-		n, err := advanceTask(ctx, tx, w, &tasks[i], pace)
+		n, err := advanceTask(ctx, w, &tasks[i], pace)
 		if err != nil {
 			return total, fmt.Errorf("webhooks: recover task %s: %w", tasks[i].ID, err)
 		}
@@ -65,22 +65,22 @@ func AdvanceRecovery(ctx context.Context, tx bun.IDB, w *streams.Write, pace Rec
 	return total, nil
 }
 
-func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTaskRow, pace RecoverPace) (int, error) {
+func advanceTask(ctx context.Context, w *streams.Write, t *RecoverTaskRow, pace RecoverPace) (int, error) {
 	now := w.At
-	e, err := Get(ctx, tx, t.EndpointID)
+	e, err := Get(ctx, w.Tx, t.EndpointID)
 	if err != nil {
 		return 0, err // deleted endpoints take their tasks with them
 	}
 	if e.Status != StatusEnabled {
 		reason := ReasonEndpointDisabled
 		t.Status, t.CancelReason, t.CompletedAt = RecoverCanceled, &reason, &now
-		return 0, saveTask(ctx, tx, t, now)
+		return 0, saveTask(ctx, w.Tx, t, now)
 	}
 	// The resends still waiting for a first attempt are among the task's
 	// newest: counted there, no index need refer to a delivery's status
 	// (its outcome's update stays HOT, decision 0027).
 	var waiting int
-	err = tx.NewRaw(`SELECT count(*) FROM (SELECT status, attempt_count FROM webhook_deliveries
+	err = w.Tx.NewRaw(`SELECT count(*) FROM (SELECT status, attempt_count FROM webhook_deliveries
 		WHERE recover_task_id = ? ORDER BY id DESC LIMIT ?) r WHERE status = ? AND attempt_count = 0`,
 		t.ID, 2*pace.Window, streams.StatusPending).Scan(ctx, &waiting)
 	if err != nil {
@@ -91,7 +91,7 @@ func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTa
 		return 0, nil
 	}
 	var todo []string
-	if err := tx.NewSelect().Table("webhook_recover_items").Column("delivery_id").Where("task_id = ?", t.ID).
+	if err := w.Tx.NewSelect().Table("webhook_recover_items").Column("delivery_id").Where("task_id = ?", t.ID).
 		Where("done_at IS NULL").Order("delivery_id").Limit(int64(room)+1).Scan(ctx, &todo); err != nil {
 		return 0, err
 	}
@@ -99,13 +99,13 @@ func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTa
 	todo = todo[:min(len(todo), room)]
 	var origs []streams.Delivery
 	if len(todo) > 0 {
-		if err := tx.NewSelect().Model(&origs).Where("id IN (?)", bun.List(todo)).Order("id").Scan(ctx); err != nil {
+		if err := w.Tx.NewSelect().Model(&origs).Where("id IN (?)", bun.List(todo)).Order("id").Scan(ctx); err != nil {
 			return 0, err
 		}
 	}
 	sent := 0
 	for i := range origs {
-		resendID, err := resendItem(ctx, tx, w, t, &origs[i])
+		resendID, err := resendItem(ctx, w, t, &origs[i])
 		if err != nil {
 			return sent, err
 		}
@@ -114,14 +114,14 @@ func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTa
 		} else {
 			sent++
 		}
-		if _, err := tx.NewRaw("UPDATE webhook_recover_items SET resend_id = ?, done_at = ? WHERE task_id = ? AND delivery_id = ?",
+		if _, err := w.Tx.NewRaw("UPDATE webhook_recover_items SET resend_id = ?, done_at = ? WHERE task_id = ? AND delivery_id = ?",
 			nullIfEmpty(resendID), now, t.ID, origs[i].ID).Exec(ctx); err != nil {
 			return sent, err
 		}
 	}
 	// Items whose delivery is gone (the retention sweep) are settled too.
 	if len(origs) < len(todo) {
-		if _, err := tx.NewRaw(`UPDATE webhook_recover_items SET done_at = ? WHERE task_id = ? AND done_at IS NULL
+		if _, err := w.Tx.NewRaw(`UPDATE webhook_recover_items SET done_at = ? WHERE task_id = ? AND done_at IS NULL
 			AND delivery_id IN (?) AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = delivery_id)`,
 			now, t.ID, bun.List(todo)).Exec(ctx); err != nil {
 			return sent, err
@@ -131,14 +131,14 @@ func advanceTask(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTa
 	if last {
 		t.Status, t.CompletedAt = RecoverCompleted, &now
 	}
-	return sent, saveTask(ctx, tx, t, now)
+	return sent, saveTask(ctx, w.Tx, t, now)
 }
 
 // resendItem resends orig's event unless it was delivered, or is on its
 // way, by other means since the task counted it; it returns the new
 // delivery's id, or "" when skipped.
-func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTaskRow, orig *streams.Delivery) (string, error) {
-	settled, err := tx.NewSelect().Model((*streams.Delivery)(nil)).Where("endpoint_id = ?", orig.EndpointID).
+func resendItem(ctx context.Context, w *streams.Write, t *RecoverTaskRow, orig *streams.Delivery) (string, error) {
+	settled, err := w.Tx.NewSelect().Model((*streams.Delivery)(nil)).Where("endpoint_id = ?", orig.EndpointID).
 		Where("event_id = ?", orig.EventID).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("status = ?", streams.StatusPending).
@@ -147,14 +147,14 @@ func resendItem(ctx context.Context, tx bun.IDB, w *streams.Write, t *RecoverTas
 	if err != nil || settled {
 		return "", err
 	}
-	d, err := streams.Resend(ctx, tx, w, orig)
+	d, err := streams.Resend(ctx, w, orig)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil // its event's day is past retention: skipped, as a delivery gone is
 	}
 	if err != nil {
 		return "", err
 	}
-	if _, err := tx.NewUpdate().Model((*streams.Delivery)(nil)).Set("recover_task_id = ?", t.ID).
+	if _, err := w.Tx.NewUpdate().Model((*streams.Delivery)(nil)).Set("recover_task_id = ?", t.ID).
 		Where("id = ?", d.ID).Exec(ctx); err != nil {
 		return "", err
 	}

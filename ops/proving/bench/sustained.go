@@ -287,7 +287,7 @@ func (f *Feed) write(ctx context.Context, wr *streams.Writer, t target, n int) (
 	err := wr.Run(ctx, streams.Unit{CompanyID: t.company, Actor: streams.Actor{Kind: streams.ActorAPI}},
 		func(ctx context.Context, w *streams.Write) error {
 			var err error
-			rs, err = streams.Record(ctx, w.Tx, w, changes...)
+			rs, err = streams.Record(ctx, w, changes...)
 			return err
 		})
 	if err != nil {

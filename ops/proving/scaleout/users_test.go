@@ -76,7 +76,7 @@ func TestWebhooksDeliveredWithEachProcessAsItsOwnNATSUser(t *testing.T) {
 	var recorded []streams.Recorded
 	co.tk.Tx(t, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		recorded, err = streams.Record(ctx, tx, &streams.Write{CompanyID: co.id, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()},
+		recorded, err = streams.Record(ctx, &streams.Write{Tx: tx, CompanyID: co.id, Actor: streams.Actor{Kind: streams.ActorAPI}, At: time.Now()},
 			streams.Change{Type: "client.created", Object: map[string]any{"object": "client", "id": "cli_relayed"}})
 		return err
 	})
