@@ -121,7 +121,7 @@ func Ping(ctx context.Context, w *Write, endpointID string) (Recorded, error) {
 	if _, err := w.Tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return Recorded{}, fmt.Errorf("streams: ping delivery: %w", err)
 	}
-	if err := w.add(ctx, w.Tx, r); err != nil {
+	if err := w.add(ctx, r); err != nil {
 		return Recorded{}, err
 	}
 	return r, nil
@@ -147,7 +147,7 @@ func Resend(ctx context.Context, w *Write, orig *Delivery) (*Delivery, error) {
 	if _, err := w.Tx.NewInsert().Model(&d).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("streams: resend %s: %w", orig.ID, err)
 	}
-	if err := w.add(ctx, w.Tx, r); err != nil {
+	if err := w.add(ctx, r); err != nil {
 		return nil, err
 	}
 	return &d, nil

@@ -114,7 +114,7 @@ func Record(ctx context.Context, w *Write, changes ...Change) ([]Recorded, error
 	if err := insert(ctx, w, out); err != nil {
 		return nil, err
 	}
-	if err := w.add(ctx, w.Tx, out...); err != nil {
+	if err := w.add(ctx, out...); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -55,14 +55,14 @@ func (w *Write) Discard() { w.events, w.last = nil, nil }
 // the write reads back (the last row a write inserts, an idempotency
 // record), so it costs no round trip. Its error fails the write at commit
 // (the transaction rolls back and Run returns the error). Outside Run, q
-// runs at once in tx (the write's transaction).
-func (w *Write) Later(ctx context.Context, tx bun.IDB, q schema.QueryAppender) error {
-	b, err := q.AppendQuery(schema.NewQueryGen(tx.Dialect()), nil)
+// runs at once in the write's transaction.
+func (w *Write) Later(ctx context.Context, q schema.QueryAppender) error {
+	b, err := q.AppendQuery(schema.NewQueryGen(w.Tx.Dialect()), nil)
 	if err != nil {
 		return fmt.Errorf("streams: later: %w", err)
 	}
 	if !w.atCommit {
-		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+		if _, err := w.Tx.ExecContext(ctx, string(b)); err != nil {
 			return fmt.Errorf("streams: later: %w", err)
 		}
 		return nil
@@ -73,12 +73,12 @@ func (w *Write) Later(ctx context.Context, tx bun.IDB, q schema.QueryAppender) e
 
 // add keeps rs for publishing after commit and, when no publisher vouches
 // for the write, puts them in the backlog with the write.
-func (w *Write) add(ctx context.Context, tx bun.IDB, rs ...Recorded) error {
+func (w *Write) add(ctx context.Context, rs ...Recorded) error {
 	w.events = append(w.events, rs...)
 	if w.tracked {
 		return nil
 	}
-	return w.Later(ctx, tx, addToBacklog(tx, entries(rs)))
+	return w.Later(ctx, addToBacklog(w.Tx, entries(rs)))
 }
 
 func (w *Write) wall() time.Time {

@@ -30,10 +30,10 @@ func TestLaterRunsWithTheCommitOfItsWrite(t *testing.T) {
 		fails bool
 	}{
 		{name: "kept", fn: func(ctx context.Context, w *streams.Write) error {
-			return w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(row(kept)))
+			return w.Later(ctx, w.Tx.NewInsert().Model(row(kept)))
 		}},
 		{name: "discarded", fn: func(ctx context.Context, w *streams.Write) error {
-			err := w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(row(discarded)))
+			err := w.Later(ctx, w.Tx.NewInsert().Model(row(discarded)))
 			w.Discard()
 			return err
 		}},
@@ -42,7 +42,7 @@ func TestLaterRunsWithTheCommitOfItsWrite(t *testing.T) {
 				return err
 			}
 			// The same id again: the primary key refuses it at COMMIT.
-			return w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(row(before)))
+			return w.Later(ctx, w.Tx.NewInsert().Model(row(before)))
 		}},
 	} {
 		err := wr.Run(context.Background(), streams.Unit{CompanyID: co.Company.ID}, tc.fn)

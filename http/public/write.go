@@ -153,7 +153,7 @@ func (s *Server) store(ctx context.Context, w *streams.Write, res *captured, omi
 	// Kept with COMMIT: when an earlier request's live answer is in the
 	// way the statement fails, the run rolls back, and unit finds that
 	// answer in a new transaction.
-	return nil, w.Later(ctx, w.Tx, idempotency.Keep(&idempotency.Record{
+	return nil, w.Later(ctx, idempotency.Keep(&idempotency.Record{
 		CompanyID: w.CompanyID, Key: key, RequestHash: fp[:], Method: r.Method, Path: r.URL.EscapedPath(),
 		Status: status, Header: res.storedHeader(), Body: stored,
 		CreatedAt: w.At, ExpiresAt: w.At.Add(s.deps.IdempotencyTTL), APIKeyID: w.Actor.KeyID,

@@ -122,7 +122,7 @@ func create(ctx context.Context, w *streams.Write, d *draft) (*Row, error) {
 	}
 	// Nothing in the write reads the row back (the links to it are
 	// deferred foreign keys), so it travels with COMMIT.
-	if err := w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(o)); err != nil {
+	if err := w.Later(ctx, w.Tx.NewInsert().Model(o)); err != nil {
 		return nil, fmt.Errorf("orders: create: %w", err)
 	}
 	if d.sendToTechnician {

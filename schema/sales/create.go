@@ -97,7 +97,7 @@ func create(ctx context.Context, w *streams.Write, in SaleCreate, o CreateOption
 		return nil, err
 	}
 	settle(s, e.Today())
-	return s, insertSale(ctx, w.Tx, s, cc, e)
+	return s, insertSale(ctx, s, cc, e)
 }
 
 // checkParties checks that the client and the seller (an active member)
@@ -154,8 +154,8 @@ func payUpfront(s *Row, e Env) error {
 // the company contends for — stock of popular products, the quota and
 // number counters — are taken last, right before the sale row and its
 // events, so they stay locked as briefly as possible.
-func insertSale(ctx context.Context, tx bun.IDB, s *Row, cc *companyContext, e Env) error {
-	now := e.Write.At
+func insertSale(ctx context.Context, s *Row, cc *companyContext, e Env) error {
+	tx, now := e.Write.Tx, e.Write.At
 	b := newBatch(tx)
 	if err := b.insert(tx, &s.Items, len(s.Items)); err != nil {
 		return err
@@ -177,7 +177,7 @@ func insertSale(ctx context.Context, tx bun.IDB, s *Row, cc *companyContext, e E
 	if err != nil {
 		return err
 	}
-	n, err := takeNumber(ctx, tx, s.CompanyID, cc, e)
+	n, err := takeNumber(ctx, s.CompanyID, cc, e)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func insertSale(ctx context.Context, tx bun.IDB, s *Row, cc *companyContext, e E
 	}
 	// Nothing in the write reads these rows back (the links to the sale
 	// are deferred foreign keys): they travel with COMMIT.
-	if err := e.Write.Later(ctx, tx, b); err != nil {
+	if err := e.Write.Later(ctx, b); err != nil {
 		return err
 	}
 	changes := append([]streams.Change{{Type: EventCreated, Object: s.View(false)}}, events...)

@@ -78,13 +78,13 @@ func (c *companyContext) view() SettingsView {
 // takeNumber counts the sale in this month's quota (403 plan_limit_reached
 // when used up) and returns its number; the counters stay locked until the
 // write ends, so callers take them last.
-func takeNumber(ctx context.Context, tx bun.IDB, companyID string, c *companyContext, e Env) (int64, error) {
+func takeNumber(ctx context.Context, companyID string, c *companyContext, e Env) (int64, error) {
 	q := c.quota()
 	var counter string
 	if q != nil {
 		counter = "sale_quota:" + e.Write.At.In(e.Location).Format("2006-01")
 	}
-	return numbering.NextWithin(ctx, tx, companyID, NumberSequence, q, counter)
+	return numbering.NextWithin(ctx, e.Write.Tx, companyID, NumberSequence, q, counter)
 }
 
 // GetSettings reads the company's sales settings (defaults without a row).

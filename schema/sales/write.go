@@ -5,8 +5,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/uptrace/bun"
-
 	"oficina/schema/apierr"
 	"oficina/schema/products"
 	"oficina/streams"
@@ -16,8 +14,7 @@ import (
 // copy the write changes.
 type op struct {
 	ctx    context.Context
-	tx     bun.IDB
-	env    Env
+	env    Env // its Write is the unit the op writes in
 	before *Row
 	s      *Row
 	// stock is the ledger reason when the write may move stock ("" none).
@@ -60,7 +57,7 @@ func begin(ctx context.Context, w *streams.Write, id string) (*op, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &op{ctx: ctx, tx: w.Tx, env: NewEnv(w, s.CompanyTimezone), before: s, s: s.clone()}, nil
+	return &op{ctx: ctx, env: NewEnv(w, s.CompanyTimezone), before: s, s: s.clone()}, nil
 }
 
 // writable refuses writes to a canceled sale (3.2).
@@ -76,20 +73,20 @@ func (o *op) writable() error {
 // write's own sale events, then financial_transaction.* and stock.changed.
 func (o *op) commit() (*Row, error) {
 	now := o.env.Write.At
-	b := newBatch(o.tx)
-	if err := persist(o.tx, b, o.before, o.s, now); err != nil {
+	b := newBatch(o.env.Write.Tx)
+	if err := persist(o.env.Write.Tx, b, o.before, o.s, now); err != nil {
 		return nil, err
 	}
-	finEvents, err := syncFinance(o.ctx, o.tx, o.s, false, now, b)
+	finEvents, err := syncFinance(o.ctx, o.env.Write.Tx, o.s, false, now, b)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.exec(o.ctx, o.tx); err != nil {
+	if err := b.exec(o.ctx, o.env.Write.Tx); err != nil {
 		return nil, err
 	}
 	var moves []products.MovementRow
 	if o.stock != "" {
-		have, err := products.SaleBalance(o.ctx, o.tx, o.s.ID)
+		have, err := products.SaleBalance(o.ctx, o.env.Write.Tx, o.s.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +95,7 @@ func (o *op) commit() (*Row, error) {
 			d.Quantity = -d.Quantity
 			deltas = append(deltas, d)
 		}
-		if moves, err = products.Move(o.ctx, o.tx, o.s.CompanyID, deltas, o.stock, &o.s.ID, now); err != nil {
+		if moves, err = products.Move(o.ctx, o.env.Write.Tx, o.s.CompanyID, deltas, o.stock, &o.s.ID, now); err != nil {
 			return nil, err
 		}
 	}

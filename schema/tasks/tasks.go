@@ -219,7 +219,7 @@ func Open(ctx context.Context, w *streams.Write, in TaskCreate) (*Row, streams.C
 		r.Priority = DefaultPriority
 	}
 	// Nothing references a new task, so the row travels with COMMIT.
-	if err := w.Later(ctx, w.Tx, w.Tx.NewInsert().Model(r)); err != nil {
+	if err := w.Later(ctx, w.Tx.NewInsert().Model(r)); err != nil {
 		return nil, streams.Change{}, fmt.Errorf("tasks: create: %w", err)
 	}
 	return r, streams.Change{Type: EventCreated, Object: r.View(w.At)}, nil
