@@ -152,7 +152,7 @@ func revokeKey(ctx context.Context, w *streams.Write, r *http.Request) (int, any
 }
 
 func listTypes(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	l, err := orders.ListTypes(ctx, w.Tx, page.Params{Limit: page.MaxLimit})
+	l, err := orders.ListTypes(ctx, w.Tx, page.Params{Limit: page.MaxLimit}, page.Sync{})
 	return http.StatusOK, l, err
 }
 

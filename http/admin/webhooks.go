@@ -142,7 +142,7 @@ func disableEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (in
 }
 
 func listEndpoints(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	l, err := webhooks.List(ctx, w.Tx, page.Params{Limit: page.MaxLimit})
+	l, err := webhooks.List(ctx, w.Tx, page.Params{Limit: page.MaxLimit}, page.Sync{})
 	return http.StatusOK, l, err
 }
 

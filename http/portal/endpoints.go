@@ -48,7 +48,7 @@ type endpointRow struct {
 }
 
 func (s *Server) listEndpoints(c *call) (*result, error) {
-	l, err := webhooks.List(c.ctx, c.tx, page.Params{Limit: page.MaxLimit})
+	l, err := webhooks.List(c.ctx, c.tx, page.Params{Limit: page.MaxLimit}, page.Sync{})
 	if err != nil {
 		return nil, err
 	}

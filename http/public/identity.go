@@ -15,46 +15,38 @@ func (s *Server) getMe(ctx context.Context, c *Call[any]) (tenant.Me, error) {
 }
 
 func (s *Server) listTeam(ctx context.Context, c *Call[any]) (page.List[tenant.TeamMember], error) {
-	p := c.P
-	pg, err := page.Parse(c.Query())
-	if err != nil {
-		return page.List[tenant.TeamMember]{}, err
-	}
+	return filteredList(ctx, s, c, page.ParseSync, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,
+		sync page.Sync) (page.List[tenant.TeamMember], error) {
+		return team(ctx, tx, p, pg, sync)
+	})
+}
+
+// team is the page of active members p sees (GET /team).
+func team(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params, sync page.Sync) (page.List[tenant.TeamMember], error) {
 	var types []string
 	for _, t := range []string{tenant.TypeTechnician, tenant.TypeSeller, tenant.TypeOrgMember, tenant.TypeAssistant} {
 		if p.SeesTeamType(t) {
 			types = append(types, t)
 		}
 	}
-	var out page.List[tenant.TeamMember]
-	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
-		var rows []tenant.Member
-		if len(types) > 0 {
-			q := tx.NewSelect().Model(&rows).Where("status = 'active'").Where("type IN (?)", bun.List(types))
-			if err := pg.Apply(q, "id").Scan(ctx); err != nil {
-				return err
-			}
+	var rows []tenant.Member
+	if len(types) > 0 {
+		q := tx.NewSelect().Model(&rows).Where("status = 'active'").Where("type IN (?)", bun.List(types))
+		if err := pg.Apply(sync.Apply(q, "created_at", "updated_at"), "id").Scan(ctx); err != nil {
+			return page.List[tenant.TeamMember]{}, err
 		}
-		list := page.Wrap(pg, rows)
-		out = page.List[tenant.TeamMember]{Object: "list", HasMore: list.HasMore, Data: make([]tenant.TeamMember, len(list.Data))}
-		for i := range list.Data {
-			out.Data[i] = list.Data[i].TeamMember()
-		}
-		return nil
-	})
-	return out, err
+	}
+	list := page.Wrap(pg, rows)
+	out := page.List[tenant.TeamMember]{Object: "list", HasMore: list.HasMore, Data: make([]tenant.TeamMember, len(list.Data))}
+	for i := range list.Data {
+		out.Data[i] = list.Data[i].TeamMember()
+	}
+	return out, nil
 }
 
 func (s *Server) listServiceOrderTypes(ctx context.Context, c *Call[any]) (page.List[orders.ServiceOrderType], error) {
-	p := c.P
-	pg, err := page.Parse(c.Query())
-	if err != nil {
-		return page.List[orders.ServiceOrderType]{}, err
-	}
-	var out page.List[orders.ServiceOrderType]
-	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = orders.ListTypes(ctx, tx, pg)
-		return err
+	return filteredList(ctx, s, c, page.ParseSync, func(ctx context.Context, tx bun.Tx, _ *tenant.Principal, pg page.Params,
+		sync page.Sync) (page.List[orders.ServiceOrderType], error) {
+		return orders.ListTypes(ctx, tx, pg, sync)
 	})
-	return out, err
 }

@@ -59,15 +59,12 @@ func (s *Server) orderRoutes() {
 }
 
 func orderFilterParams() []openapi.Param {
-	return []openapi.Param{
+	return append([]openapi.Param{
 		query[orders.ServiceOrderStatus]("status", "Orders in this status."),
 		query[string]("client_id", "Orders of this client."),
 		query[string]("technician_id", "Orders with this technician, in charge or in support."),
 		query[string]("type_id", "Orders of this type."),
-		timestampQuery("created_after", "Created after this time."),
-		timestampQuery("created_before", "Created before this time."),
-		timestampQuery("updated_after", "Changed after this time."),
-	}
+	}, syncParams()...)
 }
 
 // orderView renders the order a write rule returns.

@@ -97,9 +97,9 @@ func (s *Server) register() {
 		summary: "List team members",
 		desc: "Active members, trimmed by the member's permissions: technicians with the technicians permission, sellers " +
 			"with sales, panel members and assistants with tasks; owners and admins see everyone. Missing permissions trim " +
-			"the list, never refuse it.", query: pageParams()}, s.listTeam)
+			"the list, never refuse it.", query: pageParams(syncParams()...)}, s.listTeam)
 	handle(s, http.MethodGet, "/service_order_types", need("service_orders:read"), op{id: "listServiceOrderTypes",
-		tag: "service_orders", summary: "List service order types", query: pageParams(),
+		tag: "service_orders", summary: "List service order types", query: pageParams(syncParams()...),
 		desc: "The `id` of a type is the `type_id` of an order; when `required_on_create` is true the company requires a type."},
 		s.listServiceOrderTypes)
 	handle(s, http.MethodGet, "/clients/{id}", need("clients:read"), op{id: "getClient", tag: "clients",
@@ -108,6 +108,7 @@ func (s *Server) register() {
 	s.leadRoutes()
 	s.webhookRoutes()
 	s.saleRoutes()
+	s.eventRoutes()
 }
 
 // pageParams are the list parameters (docs/api.md, "Lists and pagination").
@@ -117,6 +118,17 @@ func pageParams(more ...openapi.Param) []openapi.Param {
 			Schema: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Format: "int32", Min: new(1.0), Max: new(100.0)}},
 		{Name: "starting_after", Description: "Cursor: the `id` of the last item of the previous page.", Type: reflect.TypeFor[string]()},
 	}, more...)
+}
+
+// syncParams are the time window of a sync loop (page.Sync; docs/api.md,
+// "Keeping a copy in sync"), on the lists whose records have both times.
+func syncParams() []openapi.Param {
+	return []openapi.Param{
+		timestampQuery("created_after", "Created after this time."),
+		timestampQuery("created_before", "Created before this time."),
+		timestampQuery("updated_after", "Changed after this time: with the page cursor, what a sync loop reads."),
+		timestampQuery("updated_before", "Changed before this time."),
+	}
 }
 
 func query[T any](name, desc string) openapi.Param {
@@ -206,7 +218,7 @@ func spec() (openapi.Spec, error) {
 			{Name: "leads", Description: "Lead capture: a client record and a follow-up task (part 4.5)."},
 			{Name: "clients", Description: "Client records."},
 			{Name: "webhooks", Description: "Webhook endpoints and their delivery log (part 4.6). Owners and admins only."},
-			{Name: "events", Description: "The events Oficina sends to webhook endpoints (part 6)."},
+			{Name: "events", Description: "The events of the company: sent to webhook endpoints (part 6) and kept 30 days for `GET /events`."},
 		},
 		Webhooks: hooks,
 		Errors: openapi.ErrorCodes{Envelope: reflect.TypeFor[apierr.Body](), Meaning: map[int]string{

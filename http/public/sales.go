@@ -69,13 +69,13 @@ func (s *Server) saleRoutes() {
 }
 
 func saleFilterParams() []openapi.Param {
-	return []openapi.Param{
+	return append([]openapi.Param{
 		dateQuery("sale_date_after", "Sales dated on or after this date."),
 		dateQuery("sale_date_before", "Sales dated on or before this date."),
 		query[sales.PaymentStatus]("payment_status", "Sales in this payment status."),
 		query[string]("client_id", "Sales of this client."),
 		query[bool]("canceled", "`true`: only canceled sales; `false`: only sales not canceled."),
-	}
+	}, syncParams()...)
 }
 
 // financeVisible reports whether the caller sees a sale's finance fields:

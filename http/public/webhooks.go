@@ -21,7 +21,7 @@ func (s *Server) webhookRoutes() {
 		example: `{"url": "https://example.com/webhooks/oficina", "description": "ERP", "events": ["sale.paid", "service_order.*"]}`},
 		s.createWebhookEndpoint)
 	handle(s, http.MethodGet, base, need("webhooks:read"), op{id: "listWebhookEndpoints", tag: tg,
-		summary: "List webhook endpoints", query: pageParams()}, s.listWebhookEndpoints)
+		summary: "List webhook endpoints", query: pageParams(syncParams()...)}, s.listWebhookEndpoints)
 	handle(s, http.MethodGet, base+"/{id}", need("webhooks:read"), op{id: "getWebhookEndpoint", tag: tg,
 		summary: "Read a webhook endpoint"}, s.getWebhookEndpoint)
 	handle(s, http.MethodPatch, base+"/{id}", need("webhooks:update"), op{id: "updateWebhookEndpoint", tag: tg,
@@ -81,16 +81,10 @@ func (s *Server) listWebhookEndpoints(ctx context.Context, c *Call[any]) (page.L
 	if err := webhookManager(p); err != nil {
 		return page.List[webhooks.WebhookEndpoint]{}, err
 	}
-	pg, err := page.Parse(c.Query())
-	if err != nil {
-		return page.List[webhooks.WebhookEndpoint]{}, err
-	}
-	var out page.List[webhooks.WebhookEndpoint]
-	err = s.read(ctx, p, func(ctx context.Context, tx bun.Tx) error {
-		out, err = webhooks.List(ctx, tx, pg)
-		return err
+	return filteredList(ctx, s, c, page.ParseSync, func(ctx context.Context, tx bun.Tx, _ *tenant.Principal, pg page.Params,
+		sync page.Sync) (page.List[webhooks.WebhookEndpoint], error) {
+		return webhooks.List(ctx, tx, pg, sync)
 	})
-	return out, err
 }
 
 func (s *Server) getWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpoint, error) {

@@ -5,29 +5,25 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
-	"oficina/schema/apitime"
 	"oficina/schema/ids"
 	"oficina/schema/page"
 )
 
 // Filter narrows GET /service_orders (docs/api.md).
 type Filter struct {
-	Status        string
-	ClientID      string
-	TechnicianID  string // in charge or in the support team
-	TypeID        string
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	UpdatedAfter  *time.Time
+	Status       string
+	ClientID     string
+	TechnicianID string // in charge or in the support team
+	TypeID       string
+	page.Sync
 }
 
-var listParams = []string{"limit", "starting_after", "status", "client_id", "technician_id", "type_id",
-	"created_after", "created_before", "updated_after"}
+var listParams = append([]string{"limit", "starting_after", "status", "client_id", "technician_id", "type_id"},
+	page.SyncParams...)
 
 // ParseFilter reads the list's query: an unknown parameter, a repeated one,
 // an unknown status or a timestamp of another shape is 400 invalid_request.
@@ -52,20 +48,9 @@ func ParseFilter(q url.Values) (Filter, error) {
 			return f, bad
 		}
 	}
-	for _, t := range []struct {
-		name string
-		dst  **time.Time
-	}{{"created_after", &f.CreatedAfter}, {"created_before", &f.CreatedBefore}, {"updated_after", &f.UpdatedAfter}} {
-		if !q.Has(t.name) {
-			continue
-		}
-		v, err := apitime.ParseTimestamp(q.Get(t.name))
-		if err != nil {
-			return f, bad
-		}
-		*t.dst = &v.Time
-	}
-	return f, nil
+	var err error
+	f.Sync, err = page.ParseSync(q)
+	return f, err
 }
 
 // List lists the company's orders, newest first, filtered.
@@ -84,15 +69,7 @@ func List(ctx context.Context, tx bun.IDB, companyID string, p page.Params, f Fi
 	if f.TypeID != "" {
 		q = q.Where("type_id = ?", f.TypeID)
 	}
-	if f.CreatedAfter != nil {
-		q = q.Where("created_at > ?", *f.CreatedAfter)
-	}
-	if f.CreatedBefore != nil {
-		q = q.Where("created_at < ?", *f.CreatedBefore)
-	}
-	if f.UpdatedAfter != nil {
-		q = q.Where("updated_at > ?", *f.UpdatedAfter)
-	}
+	q = f.Sync.Apply(q, "created_at", "updated_at")
 	if err := p.Apply(q, "id").Scan(ctx); err != nil {
 		return page.List[ServiceOrder]{}, fmt.Errorf("orders: list: %w", err)
 	}

@@ -69,9 +69,9 @@ func (in ServiceOrderTypeCreate) apply(t *TypeRow) error {
 }
 
 // ListTypes lists the company's types, newest first.
-func ListTypes(ctx context.Context, tx bun.IDB, p page.Params) (page.List[ServiceOrderType], error) {
+func ListTypes(ctx context.Context, tx bun.IDB, p page.Params, s page.Sync) (page.List[ServiceOrderType], error) {
 	var rows []TypeRow
-	if err := p.Apply(tx.NewSelect().Model(&rows), "id").Scan(ctx); err != nil {
+	if err := p.Apply(s.Apply(tx.NewSelect().Model(&rows), "created_at", "updated_at"), "id").Scan(ctx); err != nil {
 		return page.List[ServiceOrderType]{}, fmt.Errorf("orders: list types: %w", err)
 	}
 	views := make([]ServiceOrderType, len(rows))

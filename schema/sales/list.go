@@ -21,6 +21,7 @@ type Filter struct {
 	PaymentStatus  *string
 	ClientID       *string
 	Canceled       *bool
+	page.Sync
 }
 
 // ParseFilter reads the filters of GET /sales; a malformed value is 400
@@ -73,7 +74,9 @@ func ParseFilter(q url.Values) (Filter, error) {
 		c := v == "true"
 		f.Canceled = &c
 	}
-	return f, nil
+	var err error
+	f.Sync, err = page.ParseSync(q)
+	return f, err
 }
 
 // List lists sales, newest first, rendered with or without finance.
@@ -95,6 +98,7 @@ func List(ctx context.Context, tx bun.IDB, p page.Params, f Filter, withFinance 
 	if f.Canceled != nil {
 		q = q.Where("(s.canceled_at IS NOT NULL) = ?", *f.Canceled)
 	}
+	q = f.Sync.Apply(q, "s.created_at", "s.updated_at")
 	if err := p.Apply(q, "s.id").Scan(ctx); err != nil {
 		return page.List[Sale]{}, fmt.Errorf("sales: list: %w", err)
 	}

@@ -147,9 +147,9 @@ func get(ctx context.Context, tx bun.IDB, id string, lock bool) (*Row, error) {
 }
 
 // List pages through the company's endpoints, newest first.
-func List(ctx context.Context, tx bun.IDB, p page.Params) (page.List[WebhookEndpoint], error) {
+func List(ctx context.Context, tx bun.IDB, p page.Params, s page.Sync) (page.List[WebhookEndpoint], error) {
 	var es []Row
-	if err := p.Apply(tx.NewSelect().Model(&es), "id").Scan(ctx); err != nil {
+	if err := p.Apply(s.Apply(tx.NewSelect().Model(&es), "created_at", "updated_at"), "id").Scan(ctx); err != nil {
 		return page.List[WebhookEndpoint]{}, fmt.Errorf("webhooks: list: %w", err)
 	}
 	vs := make([]WebhookEndpoint, len(es))
