@@ -38,6 +38,7 @@ type plan struct {
 	url      string
 	keys     [][]byte
 	failing  bool
+	thin     bool   // the endpoint takes thin payloads (envelope.Thin)
 	attempts int    // the delivery's attempts before this one: its retry schedule's place
 	closed   string // why the delivery is to be closed without an attempt, if it is
 }
@@ -143,7 +144,8 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 			d.cfg.Logger().Error("dispatch: cannot open the endpoint's signing secret", "company", company,
 				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
 		}
-		out[i].res = plan{send: true, url: e.URL, keys: keys, failing: e.FailingSince != nil, attempts: attempts[dm.DeliveryID]}
+		out[i].res = plan{send: true, url: e.URL, keys: keys, failing: e.FailingSince != nil, thin: e.Payload == webhooks.PayloadThin,
+			attempts: attempts[dm.DeliveryID]}
 	}
 }
 

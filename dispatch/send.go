@@ -11,6 +11,7 @@ import (
 	"oficina/dispatch/destguard"
 	"oficina/schema/signing"
 	"oficina/streams"
+	"oficina/streams/envelope"
 )
 
 // The send stage: one signed POST to the endpoint, outside any
@@ -29,16 +30,23 @@ func (r attemptResult) ok() bool { return r.status >= 200 && r.status <= 299 }
 // send makes one signed POST. The request's context bounds it together
 // with the client's own timeout.
 func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl plan, at time.Time) attemptResult {
-	h, err := signing.Headers(pl.keys, dm.EventID, at, dm.Body)
+	body := dm.Body
+	if pl.thin {
+		var err error
+		if body, err = envelope.Thin(dm.Body); err != nil {
+			return attemptResult{err: "invalid_body"}
+		}
+	}
+	h, err := signing.Headers(pl.keys, dm.EventID, at, body)
 	if err != nil {
 		return attemptResult{err: "invalid_secret"}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pl.url, bytes.NewReader(dm.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pl.url, bytes.NewReader(body))
 	if err != nil {
 		return attemptResult{err: destguard.ReasonInvalidURL}
 	}
 	req.Header = h
-	detail := startDetail(req, dm.EventID, dm.Body)
+	detail := startDetail(req, dm.EventID, body)
 	resp, err := d.cfg.Client.Do(req)
 	if err != nil {
 		reason := destguard.Reason(err)

@@ -193,3 +193,27 @@ func TestTheEndpointFormShowsEveryFieldsErrorAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 3: the form sets the payload, and the endpoint's page
+// shows it.
+func TestThePortalSetsAThinPayload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/thin"},
+		"events": {"client.created"}, "payload": {"thin"}})
+	if created.status != 200 || !strings.Contains(created.body, "whsec_") {
+		t.Fatalf("create: %d\n%s", created.status, created.body)
+	}
+	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
+	if id == nil {
+		t.Fatalf("no endpoint link in\n%s", created.body)
+	}
+	if p := b.get(t, "/portal/endpoints/"+id[1]+"?lang=en"); !strings.Contains(p.body, "Thin: only object and id") {
+		t.Errorf("the endpoint page does not show the thin payload:\n%s", p.body)
+	}
+	if p := b.get(t, "/portal/endpoints/"+id[1]+"/edit"); !strings.Contains(p.body, `<option value="thin" selected>`) {
+		t.Errorf("the edit form does not keep the thin payload:\n%s", p.body)
+	}
+}

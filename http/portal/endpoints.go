@@ -97,12 +97,13 @@ type endpointForm struct {
 	ID          string // "" on create
 	URL         string
 	Description string
+	Payload     string
 	Events      map[string]bool
 	Families    []family
 }
 
-func (s *Server) form(id, url, desc string, events []string) endpointForm {
-	f := endpointForm{ID: id, URL: url, Description: desc, Events: map[string]bool{}, Families: s.subscribable()}
+func (s *Server) form(id, url, desc, payload string, events []string) endpointForm {
+	f := endpointForm{ID: id, URL: url, Description: desc, Payload: payload, Events: map[string]bool{}, Families: s.subscribable()}
 	for _, e := range events {
 		f.Events[e] = true
 	}
@@ -112,7 +113,7 @@ func (s *Server) form(id, url, desc string, events []string) endpointForm {
 // newEndpoint starts with no event ticked: what to receive is a choice,
 // and a ticked * beside another name is refused.
 func (s *Server) newEndpoint(c *call) (*result, error) {
-	return &result{page: "endpoint_form", data: s.form("", "https://", "", nil)}, nil
+	return &result{page: "endpoint_form", data: s.form("", "https://", "", webhooks.PayloadFull, nil)}, nil
 }
 
 func (s *Server) editEndpoint(c *call) (*result, error) {
@@ -120,7 +121,7 @@ func (s *Server) editEndpoint(c *call) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &result{page: "endpoint_form", data: s.form(e.ID, e.URL, e.Description, e.Events)}, nil
+	return &result{page: "endpoint_form", data: s.form(e.ID, e.URL, e.Description, e.Payload, e.Events)}, nil
 }
 
 func formEvents(r *http.Request) []webhooks.EventName {
@@ -129,6 +130,14 @@ func formEvents(r *http.Request) []webhooks.EventName {
 		out = append(out, webhooks.EventName(e))
 	}
 	return out
+}
+
+// formPayload is the form's payload choice; full when none was sent.
+func formPayload(r *http.Request) webhooks.WebhookPayload {
+	if v := r.PostFormValue("payload"); v != "" {
+		return webhooks.WebhookPayload(v)
+	}
+	return webhooks.PayloadFull
 }
 
 // invalid re-shows the form with the error's fields (422), or passes a
@@ -159,10 +168,11 @@ func (s *Server) withURLError(c *call, err error, url string) error {
 
 func (s *Server) createEndpoint(c *call) (*result, error) {
 	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
-	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r)}
+	payload := formPayload(c.r)
+	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload}
 	e, err := webhooks.Create(c.ctx, c.tx, c.company.ID, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now)
 	if err != nil {
-		return s.invalid(c, err, s.form("", url, desc, c.r.PostForm["events"]))
+		return s.invalid(c, err, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
 	}
 	return &result{page: "secret", data: map[string]any{"E": e.ViewWithSecret(), "Created": true}}, nil
 }
@@ -170,11 +180,12 @@ func (s *Server) createEndpoint(c *call) (*result, error) {
 func (s *Server) updateEndpoint(c *call) (*result, error) {
 	id := c.r.PathValue("id")
 	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
-	events := formEvents(c.r)
+	events, payload := formEvents(c.r), formPayload(c.r)
 	in := webhooks.WebhookEndpointUpdate{URL: field.Opt[string]{Set: true, Value: url},
-		Description: field.Opt[string]{Set: true, Value: desc}, Events: field.Opt[[]webhooks.EventName]{Set: true, Value: events}}
+		Description: field.Opt[string]{Set: true, Value: desc}, Events: field.Opt[[]webhooks.EventName]{Set: true, Value: events},
+		Payload: field.Opt[webhooks.WebhookPayload]{Set: true, Value: payload}}
 	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, c.now); err != nil {
-		return s.invalid(c, err, s.form(id, url, desc, c.r.PostForm["events"]))
+		return s.invalid(c, err, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))
 	}
 	return done(id, "saved"), nil
 }

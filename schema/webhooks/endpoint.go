@@ -28,6 +28,21 @@ const (
 	ReasonEmergencyKeyRotation = "emergency_key_rotation"
 )
 
+// WebhookPayload is what an endpoint receives of each event: the whole
+// envelope, or a thin one whose data.object is only {object, id} (with
+// changed_fields on .updated events), to be read in full with GET
+// /events/{id} or the record's GET.
+type WebhookPayload string
+
+// The payloads.
+const (
+	PayloadFull = "full"
+	PayloadThin = "thin"
+)
+
+// Values lists the payloads (an enum of the OpenAPI document).
+func (WebhookPayload) Values() []string { return []string{PayloadFull, PayloadThin} }
+
 // WebhookEndpointStatus is an endpoint's status.
 type WebhookEndpointStatus string
 
@@ -55,6 +70,8 @@ type Row struct {
 	Events         []string `bun:"events,array" json:"events"`
 	Status         string   `bun:"status" json:"status"`
 	DisabledReason *string  `bun:"disabled_reason" json:"disabled_reason"`
+	// Payload is what the endpoint receives: PayloadFull or PayloadThin.
+	Payload string `bun:"payload" json:"payload"`
 	// The signing secrets, sealed (secrets.go); the previous one only
 	// during a rotation grace, until PreviousSecretExpiresAt.
 	SealedSecrets
@@ -84,6 +101,7 @@ type WebhookEndpoint struct {
 	Events                  []EventName                    `json:"events"`
 	Status                  WebhookEndpointStatus          `json:"status"`
 	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
+	Payload                 WebhookPayload                 `json:"payload"`
 	Secret                  string                         `json:"secret,omitempty" doc:"The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key."`
 	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
 	SubscriberMemberID      string                         `json:"subscriber_member_id"`
@@ -101,7 +119,8 @@ func (e *Row) View() WebhookEndpoint {
 	}
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
-		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason), PreviousSecretExpiresAt: prev,
+		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason),
+		Payload: WebhookPayload(e.Payload), PreviousSecretExpiresAt: prev,
 		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),
 	}

@@ -26,17 +26,19 @@ type Access func(events []string) error
 
 // WebhookEndpointCreate is the body of POST /webhook_endpoints.
 type WebhookEndpointCreate struct {
-	URL         string      `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
-	Description *string     `json:"description" doc:"Free text, up to 10,000 characters."`
-	Events      []EventName `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
+	URL         string          `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
+	Description *string         `json:"description" doc:"Free text, up to 10,000 characters."`
+	Events      []EventName     `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
+	Payload     *WebhookPayload `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
 }
 
 // WebhookEndpointUpdate is the body of PATCH /webhook_endpoints/{id};
 // omitted members stay as they are.
 type WebhookEndpointUpdate struct {
-	URL         field.Opt[string]      `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
-	Description field.Opt[string]      `json:"description" doc:"A new description; \"\" clears it."`
-	Events      field.Opt[[]EventName] `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+	URL         field.Opt[string]         `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
+	Description field.Opt[string]         `json:"description" doc:"A new description; \"\" clears it."`
+	Events      field.Opt[[]EventName]    `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+	Payload     field.Opt[WebhookPayload] `json:"payload" doc:"full or thin (what each delivery carries)."`
 }
 
 // WebhookSecretRotation is the optional body of rotate_secret.
@@ -64,6 +66,11 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		desc = *in.Description
 		addField(&f, checkDescription(desc))
 	}
+	payload := PayloadFull
+	if in.Payload != nil {
+		payload = string(*in.Payload)
+		checkPayload(&f, payload)
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -89,7 +96,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		return nil, err
 	}
 	e := &Row{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
-		Status: StatusEnabled, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
+		Status: StatusEnabled, Payload: payload, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
 		CreatedAt: now, UpdatedAt: now, shown: secret}
 	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret}); err != nil {
 		return nil, err
@@ -101,6 +108,13 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		return nil, err
 	}
 	return e, nil
+}
+
+// checkPayload adds a field error unless payload is full or thin.
+func checkPayload(f *apierr.Fields, payload string) {
+	if !slices.Contains(WebhookPayload("").Values(), payload) {
+		f.Add("payload", apierr.InvalidValue)
+	}
 }
 
 // addField appends the field errors of a validation error to f.
@@ -145,6 +159,14 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 		e.Description = p.Description.Value // null clears it
 		addField(&f, checkDescription(e.Description))
 	}
+	if p.Payload.Set {
+		if p.Payload.Null {
+			f.Add("payload", apierr.InvalidType)
+		} else {
+			e.Payload = string(p.Payload.Value)
+			checkPayload(&f, e.Payload)
+		}
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -166,7 +188,7 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 }
 
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
-	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "status", "disabled_reason",
+	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "status", "disabled_reason",
 		"secret_key_id", "sealed_secret", "sealed_previous_secret", "previous_secret_expires_at",
 		"subscriber_member_id", "subscriber_key_id", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
