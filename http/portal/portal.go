@@ -113,6 +113,7 @@ func (s *Server) routes() {
 	s.mux.Handle("GET "+Prefix+"events", s.page(nil, s.events))
 	s.endpointRoutes()
 	s.deliveryRoutes()
+	s.eventLogRoutes()
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, nil, http.StatusNotFound)
 	})

@@ -27,7 +27,7 @@ var textsJSON []byte
 
 // Pages, each a template file defining "content" inside layout.html.
 var pages = []string{"login", "signedout", "error", "endpoints", "endpoint", "endpoint_form", "endpoint_delete",
-	"secret", "recover_confirm", "task", "deliveries", "delivery", "events"}
+	"secret", "recover_confirm", "task", "deliveries", "delivery", "events", "eventlog", "event"}
 
 // views are the parsed pages and the messages in every language.
 type views struct {

@@ -35,11 +35,7 @@ func (s *Server) eventRoutes() {
 }
 
 // eventsVisible are the event types p may read.
-func eventsVisible(p *tenant.Principal) []string {
-	return events.Visible(func(module string) bool {
-		return p.HasKeyPermission(tenant.Perm(module, tenant.Read)) && p.MemberAllows(module, tenant.Read)
-	})
-}
+func eventsVisible(p *tenant.Principal) []string { return events.Visible(events.PrincipalReads(p)) }
 
 func (s *Server) listEvents(ctx context.Context, c *Call[any]) (page.List[events.Event], error) {
 	return filteredList(ctx, s, c, events.ParseFilter, func(ctx context.Context, tx bun.Tx, p *tenant.Principal, pg page.Params,

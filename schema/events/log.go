@@ -18,6 +18,7 @@ import (
 	"oficina/schema/apitime"
 	"oficina/schema/page"
 	"oficina/streams"
+	"oficina/tenant"
 )
 
 // The log's read side: GET /events and GET /events/{id} (decision 0035).
@@ -36,6 +37,26 @@ type Event struct {
 	OrganizationID string       `json:"organization_id" doc:"The company (co_…)."`
 	Data           EventData    `json:"data"`
 	raw            []byte
+	at             time.Time
+}
+
+// At is when the event happened (its timestamp).
+func (e Event) At() time.Time { return e.at }
+
+// Body is the envelope as stored and delivered.
+func (e Event) Body() []byte { return e.raw }
+
+// ObjectID is the id of the record the event is about ("" for none).
+func (e Event) ObjectID() string {
+	var b struct {
+		Data struct {
+			Object struct {
+				ID string `json:"id"`
+			} `json:"object"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(e.raw, &b)
+	return b.Data.Object.ID
 }
 
 // EventData is an event's data member.
@@ -154,6 +175,14 @@ func expand(v string) ([]string, bool) {
 // subscription, part 5.2: <module>:read).
 type Reader func(module string) bool
 
+// PrincipalReads is the rule for an API key's principal: the key holds
+// <module>:read and its member's access reaches the module.
+func PrincipalReads(p *tenant.Principal) Reader {
+	return func(module string) bool {
+		return p.HasKeyPermission(tenant.Perm(module, tenant.Read)) && p.MemberAllows(module, tenant.Read)
+	}
+}
+
 // Visible are the catalogued names whose module read may read.
 func Visible(read Reader) []string {
 	var out []string
@@ -174,7 +203,7 @@ type logRow struct {
 	OccurredAt    time.Time `bun:"occurred_at"`
 }
 
-func (r logRow) event() Event { return Event{ID: r.ID, Type: r.Type, raw: r.Body} }
+func (r logRow) event() Event { return Event{ID: r.ID, Type: r.Type, raw: r.Body, at: r.OccurredAt} }
 
 // List lists the company's events of the visible types, newest first
 // (timestamp, then id, so a page never splits the events of one write

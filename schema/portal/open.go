@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"oficina/schema/events"
 	"oficina/schema/webhooks"
 	"oficina/tenant"
 )
@@ -144,6 +145,16 @@ func (a *Actor) Subscriber() webhooks.Subscriber {
 		s.KeyID = a.Principal.Key.ID
 	}
 	return s
+}
+
+// Reads reports whether the minter may read module's events (the portal's
+// event log): as for the subscriptions it makes (Access), a key's
+// <module>:read and its member's access, or a dashboard owner or admin.
+func (a *Actor) Reads(module string) bool {
+	if a.Principal != nil {
+		return events.PrincipalReads(a.Principal)(module)
+	}
+	return a.Member.Status == "active" && a.Member.Role.IsManager()
 }
 
 // Access authorizes subscribing to events as the API would for the
