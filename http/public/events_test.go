@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,8 +93,10 @@ func TestEventsAreListedNewestFirstExactlyAsDelivered(t *testing.T) {
 	if one.Status != 200 || string(one.Raw) != string(stored)+"\n" {
 		t.Fatalf("GET /events/%s: %d\n%s\nwant the stored body\n%s", c, one.Status, one.Raw, stored)
 	}
-	if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/events/evt_00000000000000000000000000000000", Key: key}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
-		t.Errorf("unknown event: %d %s", r.Status, r.Raw)
+	for _, id := range []string{"evt_00000000000000000000000000000000", "evt_x", "sal_1", "%00", "evt_" + strings.Repeat("0", 33)} {
+		if r := e.api.Do(t, httpkit.Req{Method: "GET", Path: "/events/" + id, Key: key}); r.Status != 404 || r.ErrorCode() != "resource_not_found" {
+			t.Errorf("event %q: %d %s", id, r.Status, r.Raw)
+		}
 	}
 }
 
@@ -147,7 +150,8 @@ func TestEventsFilters(t *testing.T) {
 	}
 	for _, q := range []string{"type=sale.nope", "type=nope.*", "type=*", "created_after=2026-11-20T12:00:00.5Z",
 		"created_after=2026-11-20", "object_id=not%20an%20id", "delivery_success=maybe", "color=red",
-		"object_id=a&object_id=b", "starting_after=evt_00000000000000000000000000000000"} {
+		"object_id=a&object_id=b", "starting_after=evt_00000000000000000000000000000000", "starting_after=sal_1",
+		"starting_after=evt_'%3B--"} {
 		if _, _, r := e.list(t, key, q); r == nil || r.Status != 400 || r.ErrorCode() != "invalid_request" {
 			t.Errorf("%s: want 400 invalid_request, got %v", q, r)
 		}

@@ -91,7 +91,10 @@ type Filter struct {
 // filterParams are the query members GET /events takes besides the page.
 var filterParams = []string{"type", "created_after", "created_before", "object_id", "delivery_success", "limit", "starting_after"}
 
-var objectIDPattern = regexp.MustCompile(`^[a-z]{2,4}_[0-9a-z]{1,60}$`)
+var (
+	objectIDPattern = regexp.MustCompile(`^[a-z]{2,4}_[0-9a-z]{1,60}$`)
+	eventIDPattern  = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
+)
 
 // maxTypes bounds the type filters of one request.
 const maxTypes = 20
@@ -221,6 +224,9 @@ func List(ctx context.Context, tx bun.IDB, companyID string, visible []string, p
 		Where("company_id = ?", companyID).Where("type IN (?)", bun.List(types)).
 		OrderExpr("e.occurred_at DESC, e.id DESC").Limit(int64(pg.Limit + 1))
 	if pg.StartingAfter != "" {
+		if !eventIDPattern.MatchString(pg.StartingAfter) {
+			return page.List[Event]{}, apierr.New(apierr.InvalidRequest)
+		}
 		var at logRow
 		err := tx.NewSelect().Model(&at).Column("id", "occurred_at").Where("id = ?", pg.StartingAfter).
 			Where("company_id = ?", companyID).Where("type IN (?)", bun.List(types)).Limit(1).Scan(ctx)
@@ -265,6 +271,9 @@ func List(ctx context.Context, tx bun.IDB, companyID string, visible []string, p
 // Get is one event of the company, if its type is visible (else, as when
 // it does not exist, 404 resource_not_found).
 func Get(ctx context.Context, tx bun.IDB, companyID string, visible []string, id string) (Event, error) {
+	if !eventIDPattern.MatchString(id) {
+		return Event{}, apierr.New(apierr.ResourceNotFound)
+	}
 	var r logRow
 	err := tx.NewSelect().Model(&r).Column("id", "type", "body", "occurred_at").Where("id = ?", id).
 		Where("company_id = ?", companyID).Limit(1).Scan(ctx)
