@@ -56,6 +56,8 @@ type Route struct {
 	Query    []Param
 	// Write routes take Idempotency-Key.
 	Write bool
+	// Stream answers server-sent events (text/event-stream) instead of JSON.
+	Stream bool
 }
 
 // Param is a query parameter.
@@ -177,6 +179,11 @@ func operation(s *schemas, r Route) (*openapi3.Operation, error) {
 	ok := &openapi3.Response{Description: new(http.StatusText(r.Status)), Headers: successHeaders()}
 	if r.Response != nil {
 		ok.Content = openapi3.Content{"application/json": &openapi3.MediaType{Schema: s.ref(r.Response, Response)}}
+	}
+	if r.Stream {
+		ok.Content = openapi3.Content{"text/event-stream": &openapi3.MediaType{Schema: openapi3.NewSchemaRef("",
+			&openapi3.Schema{Type: types("string"), Description: "Messages of `id: <position>`, `event: <type>` and " +
+				"`data: <envelope JSON>` lines, each ended by a blank line; comment lines (`:`) keep the connection alive."})}}
 	}
 	op.Responses.Set(strconv.Itoa(r.Status), &openapi3.ResponseRef{Value: ok})
 	for _, st := range errorStatuses(r) {

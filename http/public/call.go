@@ -44,6 +44,11 @@ func (c *Call[B]) Request() *http.Request { return c.r }
 // SetHeader sets a header of the answer (kept with an idempotent answer).
 func (c *Call[B]) SetHeader(name, value string) { c.ans.header.Set(name, value) }
 
+// Stream makes the answer a stream: write, called once the handler has
+// returned, sets the headers and writes the body itself (the events
+// stream). Read routes only.
+func (c *Call[B]) Stream(write func(w http.ResponseWriter) error) { c.ans.stream = write }
+
 // OmitOnReplay names top-level fields of the answer that are not stored
 // with the idempotency record, so a replay answers without them: a secret
 // shown only once. The first answer still carries them.
@@ -56,6 +61,7 @@ type answer struct {
 	body   any
 	header http.Header
 	omit   []string
+	stream func(w http.ResponseWriter) error
 }
 
 // run is a route's handler behind the pipeline: it decodes the body and
@@ -88,6 +94,9 @@ func typed[T, B any](status int, h func(ctx context.Context, c *Call[B]) (T, err
 
 // writeTo sends the answer: its headers, status and JSON body.
 func (a *answer) writeTo(w http.ResponseWriter) error {
+	if a.stream != nil {
+		return a.stream(w)
+	}
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v

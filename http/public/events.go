@@ -32,6 +32,7 @@ func (s *Server) eventRoutes() {
 		s.listEvents)
 	handle(s, http.MethodGet, "/events/{id}", need("events:read"), op{id: "getEvent", tag: tg, summary: "Read an event",
 		desc: "The event exactly as its webhooks deliver it." + reads}, s.getEvent)
+	s.streamRoutes()
 }
 
 // eventsVisible are the event types p may read.

@@ -98,3 +98,32 @@ func TestBuildingTheAPIKeepsTheProcessLogger(t *testing.T) {
 		t.Fatal("public.New replaced the default logger")
 	}
 }
+
+// Every request and answer of the document is JSON, but the event
+// stream's: the linter's JSON-only rule allows text/event-stream, and this
+// keeps it to that one answer.
+func TestOnlyTheEventStreamAnswersOtherThanJSON(t *testing.T) {
+	doc, _ := loadDocument(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil {
+				for ct := range op.RequestBody.Value.Content {
+					if ct != "application/json" {
+						t.Errorf("%s %s takes %s", method, path, ct)
+					}
+				}
+			}
+			for status, r := range op.Responses.Map() {
+				if r.Value == nil {
+					continue
+				}
+				for ct := range r.Value.Content {
+					stream := path == "/public/v1/events/stream" && method == "GET" && status == "200"
+					if ct != "application/json" && !(stream && ct == "text/event-stream") {
+						t.Errorf("%s %s answers %s with %s", method, path, status, ct)
+					}
+				}
+			}
+		}
+	}
+}

@@ -36,6 +36,8 @@ type op struct {
 	example string // a request body the schema accepts
 	// optionalBody: the body may be left out (defaults apply).
 	optionalBody bool
+	// stream: the answer is server-sent events (text/event-stream).
+	stream bool
 }
 
 // handle registers one route: in the route table the OpenAPI document is
@@ -58,7 +60,7 @@ func handle[T, B any](s *Server, method, path string, acc access, o op, h func(c
 	r := openapi.Route{
 		Method: method, Path: full, ID: o.id, Tag: o.tag, Summary: o.summary,
 		Description: permissionText(acc) + o.desc, Status: o.status, Query: o.query, Write: rt.write,
-		Example: o.example, RequestOptional: o.optionalBody,
+		Example: o.example, RequestOptional: o.optionalBody, Stream: o.stream,
 	}
 	if t := reflect.TypeFor[B](); t.Kind() != reflect.Interface {
 		r.Request = t

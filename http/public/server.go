@@ -12,9 +12,11 @@ import (
 	"net/netip"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-fuego/fuego"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
@@ -72,6 +74,9 @@ type Deps struct {
 	// address is read from X-Forwarded-For only when the peer is one of
 	// them (wire.ClientAddr). Empty: the TCP peer, always.
 	TrustedProxies []netip.Prefix
+	// Events is JetStream, for the live event stream (GET /events/stream).
+	// Nil: that route answers 503.
+	Events jetstream.JetStream
 	// PortalURL is the base URL of the company portal, for the one-time
 	// links of POST /portal_sessions ("https://api.example.com/portal/").
 	// Nil or "": the portal on the host the request came to.
@@ -96,7 +101,15 @@ type Server struct {
 	// routes.
 	spec    openapi.Spec
 	openapi []byte
+	// closing ends the open event streams (Close).
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// Close ends the open event streams, so that a graceful shutdown does not
+// wait for clients that would never leave; their clients reconnect to
+// another process with Last-Event-ID.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // access is a route's declared permission.
 type access struct {
@@ -131,7 +144,7 @@ func New(d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: d, routes: map[string]*route{}, literal: map[string]bool{}, spec: sp,
+	s := &Server{deps: d, routes: map[string]*route{}, literal: map[string]bool{}, spec: sp, closing: make(chan struct{}),
 		writer: &streams.Writer{DB: d.DB, Publisher: d.Publisher, Now: d.BusinessNow, Wall: d.WallNow}}
 	switch {
 	case d.AuthFailuresPerMinute == 0:

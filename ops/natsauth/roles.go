@@ -101,6 +101,9 @@ func apiRole() Role {
 	pub = append(pub,
 		Rule{jsAPI + "DIRECT.GET." + kvRate + ".>", "read a company's rate-limit window"},
 		Rule{"$KV." + jsconfig.RateLimitBucket + ".>", "write it (compare-and-swap create/update)"},
+		Rule{jsAPI + "CONSUMER.CREATE." + events + ".*." + jsconfig.AllEvents, "GET /events/stream: an ordered consumer on the caller's company's events (the filter is the key's company)"},
+		Rule{jsAPI + "CONSUMER.MSG.NEXT." + events + ".*", "fetch from that consumer"},
+		Rule{jsAPI + "CONSUMER.DELETE." + events + ".*", "remove it when the stream ends or is reset"},
 	)
 	return Role{Name: API, About: "oficina serve (and dev): the public and admin API, its relay and sweepers", Inbox: Inbox(API), Pub: pub, Sub: []Rule{
 		{tenant.ChangedSubject, "drop cached keys when another process says so"},

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
 	"oficina/http/admin"
@@ -81,6 +82,7 @@ type Stack struct {
 	bus     *tenant.Bus
 	secrets *secretbox.Keyring
 	public  *http.Server
+	api     *public.Server // the public API, whose event streams end first on shutdown
 	admin   *http.Server
 	events  *eventParts
 	sweeper func() // stops the idempotency sweeper
@@ -147,6 +149,9 @@ func Run(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Config.ShutdownTimeout)
 	defer cancel()
 	s.log.Info("shutting down")
+	if s.api != nil {
+		s.api.Close()
+	}
 	_ = s.public.Shutdown(sctx)
 	_ = s.admin.Shutdown(sctx)
 	return err
@@ -227,11 +232,18 @@ func (s *Stack) start(ctx context.Context) (net.Listener, net.Listener, error) {
 	}
 	m := s.metrics
 	m.WatchRateLimit(limiter)
-	pub, err := public.New(public.Deps{Base: service.Base{Log: s.log}, DB: s.db, Auth: auth, Observe: m.ObserveRequest, Idempotency: m.Idempotency(), TrustedProxies: proxies,
+	var stream jetstream.JetStream
+	if s.nc != nil {
+		if stream, err = jetstream.New(s.nc); err != nil {
+			return nil, nil, fmt.Errorf("stack: jetstream: %w", err)
+		}
+	}
+	pub, err := public.New(public.Deps{Base: service.Base{Log: s.log}, DB: s.db, Auth: auth, Observe: m.ObserveRequest, Idempotency: m.Idempotency(), TrustedProxies: proxies, Events: stream,
 		Publisher: s.events.publisher(), Destinations: s.events.destinations(), Limiter: limiter, Secrets: s.secrets, PortalURL: s.portalURL})
 	if err != nil {
 		return nil, nil, err
 	}
+	s.api = pub
 	po, err := s.newPortal(cfg, pub, proxies)
 	if err != nil {
 		return nil, nil, err

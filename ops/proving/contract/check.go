@@ -108,6 +108,12 @@ func (d *Document) Check(r Response) Result {
 	if _, ok := media["schema"]; !ok {
 		return res
 	}
+	if mt == "text/event-stream" {
+		for _, m := range d.eventStream(r.Body) {
+			add(m.Pointer, m.Reason, m.Schema)
+		}
+		return res
+	}
 	if !isJSON(mt) {
 		add("", "cannot check a body of type "+mt, "")
 		return res
@@ -391,6 +397,46 @@ func (d *Document) bodyExamples(name string, requestBody any, ptr string) []Mism
 			m.Operation = name + " example " + ex
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// eventStream checks a text/event-stream body (GET /events/stream): every
+// message is an id (the stream position, digits), an event (the type) and
+// data that is a webhook body of that type, valid against the document's
+// webhooks section; comments and retry lines are allowed between.
+func (d *Document) eventStream(body []byte) []Mismatch {
+	var out []Mismatch
+	for i, block := range strings.Split(strings.TrimSpace(string(body)), "\n\n") {
+		var id, event, data string
+		for _, line := range strings.Split(block, "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			v = strings.TrimPrefix(v, " ")
+			switch k {
+			case "": // a comment
+			case "retry", "id", "event", "data":
+				switch k {
+				case "id":
+					id = v
+				case "event":
+					event = v
+				case "data":
+					data = v
+				}
+			default:
+				out = append(out, Mismatch{Pointer: fmt.Sprintf("/%d", i), Reason: "unknown event-stream field " + strconv.Quote(k)})
+			}
+		}
+		if data == "" {
+			continue
+		}
+		if _, err := strconv.ParseUint(id, 10, 64); err != nil {
+			out = append(out, Mismatch{Pointer: fmt.Sprintf("/%d", i), Reason: "message id " + strconv.Quote(id) + " is not a position"})
+		}
+		if !strings.Contains(data, `"type":"`+event+`"`) {
+			out = append(out, Mismatch{Pointer: fmt.Sprintf("/%d", i), Reason: "event " + strconv.Quote(event) + " is not the data's type"})
+		}
+		out = append(out, d.Webhook([]byte(data))...)
 	}
 	return out
 }

@@ -29,7 +29,8 @@ type lintReport struct {
 
 // An independent OpenAPI linter, Redocly CLI with the rules of
 // redocly.yaml (recommended, warnings as errors, and three rules of the
-// issue: JSON only, camelCase operationIds, PascalCase schema names),
+// issue: JSON only — server-sent events on the event stream aside —,
+// camelCase operationIds, PascalCase schema names),
 // finds no error in the document.
 func TestOpenAPIDocumentPassesAnIndependentLinter(t *testing.T) {
 	t.Parallel()

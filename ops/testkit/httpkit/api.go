@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
 	"oficina/http/admin"
@@ -65,6 +66,8 @@ type APIOptions struct {
 	// Idempotency is told each replay and refusal over an
 	// Idempotency-Key (public.Deps.Idempotency).
 	Idempotency func(result string)
+	// Events is JetStream for GET /events/stream (nil: it answers 503).
+	Events jetstream.JetStream
 }
 
 // NewAPI starts both listeners for one test.
@@ -84,7 +87,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	}
 	pub, err := public.New(public.Deps{Base: service.Base{Now: o.Now}, DB: d, Auth: auth, Guard: o.Guard,
 		Publisher: o.Publisher, Destinations: o.Destinations, Limiter: o.Limiter, TrustedProxies: o.TrustedProxies,
-		Secrets: o.Secrets, Idempotency: o.Idempotency})
+		Secrets: o.Secrets, Idempotency: o.Idempotency, Events: o.Events})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +119,7 @@ func NewAPI(t testing.TB, o APIOptions) *API {
 	as := httptest.NewServer(admin.New(admin.Deps{Base: service.Base{Now: o.Now}, DB: d, Workers: testkit.WorkerDB(t), Token: a.AdminToken, Bus: bus, Destinations: o.Destinations,
 		Publisher: o.Publisher, Secrets: o.Secrets, PortalURL: func() string { return ps.URL + portal.Prefix }}))
 	t.Cleanup(ps.Close)
+	t.Cleanup(pub.Close) // first: open event streams end, so ps.Close does not wait for them
 	t.Cleanup(as.Close)
 	a.URL, a.AdminURL, a.client = ps.URL, as.URL, ps.Client()
 	return a
