@@ -10,6 +10,8 @@
 //	dispatch  webhook dispatcher (any number; they share the partitions)
 //	events    events tail: print a company's events as they arrive
 //	receive   a local HTTPS webhook receiver for development
+//	listen    forward the company's events, signed, to a local URL
+//	trigger   make an event happen through the public API
 //
 // Run `oficina <subcommand> -h` for its flags; every flag also reads an
 // environment variable named in its help.
@@ -56,6 +58,8 @@ func commands() []command {
 		{"events", "events tail --company <id> [--type sale.*]: print a company's events as they arrive", runEvents},
 		{"hostile", "hostile input against a running oficina dev: cases by category, failures (make hostile)", runHostile},
 		{"receive", "a local HTTPS webhook receiver for development: prints each delivery, checks signatures (docs/api.md)", runReceive},
+		{"listen", "listen --forward-to URL: the company's events as they happen, signed, posted to a local URL", runListen},
+		{"trigger", "trigger <event type>: make that event happen through the public API (with listen running)", runTrigger},
 	}
 }
 
