@@ -76,13 +76,14 @@ lint: ## gofmt, go vet and staticcheck (pinned in go.mod as a tool: 0 findings)
 	$(GO) tool staticcheck ./...
 
 .PHONY: generate
-generate: ## regenerate error constants and docs/errors.md from the catalogue, and the OpenAPI document
+generate: ## regenerate error constants and docs/errors.md from the catalogue, the OpenAPI document and its Go client
 	$(GO) generate ./...
 	$(MAKE) openapi
 
 .PHONY: openapi
-openapi: ## write docs/openapi.json from the routes
+openapi: ## write docs/openapi.json from the routes, and the Go client generated from it (http/apiclient)
 	$(GO) run ./cmd/oficina openapi > docs/openapi.json
+	$(GO) generate ./http/apiclient
 
 .PHONY: portal-screenshots
 portal-screenshots: pg ## drive the portal in headless Chromium and write its screenshots to docs/portal (docs/portal.md)

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"oficina/http/public"
+	"oficina/http/apiclient"
 )
 
 // apiOptions are the flags of the commands that call the public API as an
@@ -35,96 +35,89 @@ func apiFlags(fs *flag.FlagSet) apiOptions {
 	}
 }
 
+// apiClient is the generated client (http/apiclient) with one key: api for
+// requests that answer at once, stream for GET /events/stream.
+type apiClient struct {
+	api    *apiclient.ClientWithResponses
+	stream apiclient.ClientInterface
+}
+
 func (o apiOptions) client() (*apiClient, error) {
 	if *o.key == "" {
 		return nil, errors.New("an API key is required: --api-key or OFICINA_API_KEY")
 	}
-	return &apiClient{base: strings.TrimSuffix(*o.url, "/") + public.Prefix, key: *o.key,
-		plain: &http.Client{Timeout: 30 * time.Second}, stream: &http.Client{}}, nil
-}
-
-// apiClient calls the public API with one key.
-type apiClient struct {
-	base, key string
-	plain     *http.Client // requests that answer at once
-	stream    *http.Client // the event stream: no time limit
-}
-
-func (c *apiClient) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	base, auth := strings.TrimSuffix(*o.url, "/"), apiclient.WithRequestEditorFn(apiclient.BearerKey(*o.key))
+	api, err := apiclient.NewClientWithResponses(base, auth, apiclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	stream, err := apiclient.NewClient(base, auth, apiclient.WithHTTPClient(&http.Client{}))
+	if err != nil {
+		return nil, err
 	}
-	return req, nil
+	return &apiClient{api: api, stream: stream}, nil
 }
 
-// apiError is an answer of the API's error envelope.
+// answer is what every generated response carries.
+type answer interface{ StatusCode() int }
+
+// apiError is an answer in the API's error envelope.
 type apiError struct {
 	Status int
-	Code   string
 	Body   string
 }
 
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Body) }
+func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Body) }
 
-// call sends one request (a write with an Idempotency-Key of its own, so a
-// retry of the command's step cannot write twice) and decodes a 2xx answer
-// into out (nil: ignored).
-func (c *apiClient) call(ctx context.Context, method, path string, body, out any) error {
-	req, err := c.request(ctx, method, path, body)
+// checked is the body of a 2xx answer, or the answer as an error.
+func checked(a answer, body []byte, err error) ([]byte, error) {
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if method != http.MethodGet {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		req.Header.Set("Idempotency-Key", "cli-"+hex.EncodeToString(b))
+	if a.StatusCode() >= 300 {
+		return nil, &apiError{Status: a.StatusCode(), Body: strings.TrimSpace(string(body))}
 	}
-	resp, err := c.plain.Do(req)
-	if err != nil {
-		return err
+	return body, nil
+}
+
+// idOf is the "id" of an answer (a lead capture's: its lead's).
+func idOf(body []byte) string {
+	var v struct {
+		ID   string `json:"id"`
+		Lead struct {
+			ID string `json:"id"`
+		} `json:"lead"`
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return err
+	_ = json.Unmarshal(body, &v)
+	if v.ID == "" {
+		return v.Lead.ID
 	}
-	if resp.StatusCode >= 300 {
-		var env struct {
-			Error struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &env)
-		return &apiError{Status: resp.StatusCode, Code: env.Error.Code, Body: strings.TrimSpace(string(raw))}
-	}
-	if out == nil || len(raw) == 0 {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return v.ID
+}
+
+// jsonBody is v as a request body for the generated WithBody methods.
+func jsonBody(v any) io.Reader {
+	b, _ := json.Marshal(v)
+	return bytes.NewReader(b)
+}
+
+// newKey is an Idempotency-Key of its own for one write, so a retried
+// step cannot write twice.
+func newKey() *apiclient.IdempotencyKey {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	k := "cli-" + hex.EncodeToString(b)
+	return &k
 }
 
 // companyID is the key's company (GET /me).
 func (c *apiClient) companyID(ctx context.Context) (string, error) {
-	var me struct {
-		Organization struct {
-			ID string `json:"id"`
-		} `json:"organization"`
-	}
-	if err := c.call(ctx, http.MethodGet, "/me", nil, &me); err != nil {
+	r, err := c.api.GetMeWithResponse(ctx)
+	if err != nil {
 		return "", err
 	}
-	return me.Organization.ID, nil
+	if r.JSON200 == nil {
+		return "", &apiError{Status: r.StatusCode(), Body: strings.TrimSpace(string(r.Body))}
+	}
+	return r.JSON200.Organization.Id, nil
 }

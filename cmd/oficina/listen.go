@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"oficina/http/apiclient"
 	"oficina/schema/signing"
 )
 
@@ -111,22 +111,20 @@ func (e *streamRefused) Error() string {
 
 // once reads one connection of the stream.
 func (l *listener) once(ctx context.Context) error {
-	q := url.Values{}
-	for _, t := range l.types {
-		q.Add("type", t)
-	}
-	req, err := l.api.request(ctx, http.MethodGet, "/events/stream?"+q.Encode(), nil)
-	if err != nil {
-		return err
+	var params apiclient.StreamEventsParams
+	if len(l.types) > 0 {
+		params.Type = &l.types
 	}
 	last, err := l.position()
 	if err != nil {
 		return err
 	}
-	if last != "" {
-		req.Header.Set("Last-Event-ID", last)
-	}
-	resp, err := l.api.stream.Do(req)
+	resp, err := l.api.stream.StreamEvents(ctx, &params, func(_ context.Context, req *http.Request) error {
+		if last != "" {
+			req.Header.Set("Last-Event-ID", last)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}

@@ -2,22 +2,25 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"oficina/http/apiclient"
 )
 
 // runTrigger is `oficina trigger <event type>`: it makes the event happen
 // through the public API, as an integration would — a lead for
 // client.created, a sale and its payment for sale.paid — and prints what
 // it created. With `oficina listen` running, the event arrives at the
-// local URL.
+// local URL. It calls the API through the generated client
+// (http/apiclient).
 func runTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trigger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -43,7 +46,7 @@ func runTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("trigger: %w", err)
 	}
-	t := &triggering{c: c, out: stdout, stamp: time.Now().UTC().Format("150405.000")}
+	t := &triggering{api: c.api, out: stdout, stamp: time.Now().UTC().Format("150405.000")}
 	if err := steps(ctx, t); err != nil {
 		return fmt.Errorf("trigger %s: %w", typ, err)
 	}
@@ -53,40 +56,35 @@ func runTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // triggering is one run of trigger: the API and what it printed.
 type triggering struct {
-	c     *apiClient
+	api   *apiclient.ClientWithResponses
 	out   io.Writer
 	stamp string // makes names and phones of this run its own
 }
 
-// do sends one request and prints what it made.
-func (t *triggering) do(ctx context.Context, method, path string, body any) (map[string]any, error) {
-	var out map[string]any
-	if err := t.c.call(ctx, method, path, body, &out); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	id, _ := out["id"].(string)
-	if lead, ok := out["lead"].(map[string]any); ok {
-		id, _ = lead["id"].(string)
-	}
-	fmt.Fprintf(t.out, "trigger: %s %s → %s\n", method, path, id)
-	return out, nil
-}
+const jsonType = "application/json"
 
-func (t *triggering) id(ctx context.Context, method, path string, body any) (string, error) {
-	out, err := t.do(ctx, method, path, body)
-	if err != nil {
-		return "", err
+// made checks a step's answer, prints what it made and returns the body.
+func (t *triggering) made(what string, r answer, body []byte, err error) ([]byte, error) {
+	if err == nil {
+		body, err = checked(r, body, nil)
 	}
-	id, _ := out["id"].(string)
-	return id, nil
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	fmt.Fprintf(t.out, "trigger: %s → %s\n", what, idOf(body))
+	return body, nil
 }
 
 // The records each step makes.
 
 func (t *triggering) lead(ctx context.Context) error {
 	digits := strings.ReplaceAll(t.stamp, ".", "")
-	_, err := t.do(ctx, http.MethodPost, "/leads", map[string]any{"name": "Trigger " + t.stamp,
-		"phone": "+55 11 9" + digits[len(digits)-8:], "source": "oficina trigger"})
+	r, err := t.api.CaptureLeadWithBodyWithResponse(ctx, &apiclient.CaptureLeadParams{IdempotencyKey: newKey()}, jsonType,
+		jsonBody(map[string]any{"name": "Trigger " + t.stamp, "phone": "+55 11 9" + digits[len(digits)-8:], "source": "oficina trigger"}))
+	if err != nil {
+		return err
+	}
+	_, err = t.made("POST /leads", r, r.Body, nil)
 	return err
 }
 
@@ -100,30 +98,65 @@ func (t *triggering) sale(ctx context.Context, extra map[string]any) (string, er
 	for k, v := range extra {
 		body[k] = v
 	}
-	return t.id(ctx, http.MethodPost, "/sales", body)
+	r, err := t.api.CreateSaleWithBodyWithResponse(ctx, &apiclient.CreateSaleParams{IdempotencyKey: newKey()}, jsonType, jsonBody(body))
+	if err != nil {
+		return "", err
+	}
+	b, err := t.made("POST /sales", r, r.Body, nil)
+	return idOf(b), err
 }
 
+// paidSale makes a sale and pays it whole; it returns the sale and the
+// payment.
 func (t *triggering) paidSale(ctx context.Context) (string, string, error) {
 	id, err := t.sale(ctx, nil)
 	if err != nil {
 		return "", "", err
 	}
-	out, err := t.do(ctx, http.MethodPost, "/sales/"+id+"/payments", map[string]any{"amount_cents": 10000,
-		"paid_at": time.Now().Format(time.DateOnly), "payment_method": "pix"})
+	r, err := t.api.CreateSalePaymentWithBodyWithResponse(ctx, id, &apiclient.CreateSalePaymentParams{IdempotencyKey: newKey()},
+		jsonType, jsonBody(map[string]any{"amount_cents": 10000, "paid_at": time.Now().Format(time.DateOnly), "payment_method": "pix"}))
 	if err != nil {
 		return "", "", err
 	}
-	var payment string
-	if ps, _ := out["payments"].([]any); len(ps) > 0 {
-		payment, _ = ps[len(ps)-1].(map[string]any)["id"].(string)
+	body, err := t.made("POST /sales/"+id+"/payments", r, r.Body, nil)
+	if err != nil {
+		return "", "", err
 	}
-	return id, payment, nil
+	var sale struct {
+		Payments []struct {
+			ID string `json:"id"`
+		} `json:"payments"`
+	}
+	if err := json.Unmarshal(body, &sale); err != nil || len(sale.Payments) == 0 {
+		return "", "", fmt.Errorf("the paid sale %s has no payment", id)
+	}
+	return id, sale.Payments[len(sale.Payments)-1].ID, nil
 }
 
 func (t *triggering) order(ctx context.Context) (string, error) {
-	return t.id(ctx, http.MethodPost, "/service_orders", map[string]any{"client_name": "Trigger " + t.stamp,
-		"items": []map[string]any{{"description": "Visita técnica", "quantity": 1, "unit_price_cents": 15000, "total_cents": 15000}}})
+	r, err := t.api.CreateServiceOrderWithBodyWithResponse(ctx, &apiclient.CreateServiceOrderParams{IdempotencyKey: newKey()}, jsonType,
+		jsonBody(map[string]any{"client_name": "Trigger " + t.stamp, "items": []map[string]any{{"description": "Visita técnica",
+			"quantity": 1, "unit_price_cents": 15000, "total_cents": 15000}}}))
+	if err != nil {
+		return "", err
+	}
+	b, err := t.made("POST /service_orders", r, r.Body, nil)
+	return idOf(b), err
 }
+
+// then runs next with the id first made, when first succeeded.
+func then(first func(ctx context.Context, t *triggering) (string, error), next func(ctx context.Context, t *triggering, id string) error) func(ctx context.Context, t *triggering) error {
+	return func(ctx context.Context, t *triggering) error {
+		id, err := first(ctx, t)
+		if err != nil {
+			return err
+		}
+		return next(ctx, t, id)
+	}
+}
+
+func newSale(ctx context.Context, t *triggering) (string, error)  { return t.sale(ctx, nil) }
+func newOrder(ctx context.Context, t *triggering) (string, error) { return t.order(ctx) }
 
 // triggers are the event types trigger can make, and how.
 var triggers = map[string]func(ctx context.Context, t *triggering) error{
@@ -133,13 +166,14 @@ var triggers = map[string]func(ctx context.Context, t *triggering) error{
 		_, err := t.sale(ctx, nil)
 		return err
 	},
-	"sale.updated": func(ctx context.Context, t *triggering) error {
-		id, err := t.sale(ctx, nil)
+	"sale.updated": then(newSale, func(ctx context.Context, t *triggering, id string) error {
+		r, err := t.api.UpdateSaleWithBodyWithResponse(ctx, id, &apiclient.UpdateSaleParams{IdempotencyKey: newKey()}, jsonType,
+			jsonBody(map[string]any{"notes": "Changed by oficina trigger"}))
 		if err == nil {
-			_, err = t.do(ctx, http.MethodPatch, "/sales/"+id, map[string]any{"notes": "Changed by oficina trigger"})
+			_, err = t.made("PATCH /sales/"+id, r, r.Body, nil)
 		}
 		return err
-	},
+	}),
 	"sale.payment_registered": func(ctx context.Context, t *triggering) error {
 		_, _, err := t.paidSale(ctx)
 		return err
@@ -150,18 +184,24 @@ var triggers = map[string]func(ctx context.Context, t *triggering) error{
 	},
 	"sale.payment_canceled": func(ctx context.Context, t *triggering) error {
 		id, payment, err := t.paidSale(ctx)
+		if err != nil {
+			return err
+		}
+		r, err := t.api.CancelSalePaymentWithBodyWithResponse(ctx, id, payment, &apiclient.CancelSalePaymentParams{IdempotencyKey: newKey()},
+			jsonType, jsonBody(map[string]any{"reason": "oficina trigger"}))
 		if err == nil {
-			_, err = t.do(ctx, http.MethodPost, "/sales/"+id+"/payments/"+payment+"/cancel", map[string]any{"reason": "oficina trigger"})
+			_, err = t.made("POST /sales/"+id+"/payments/"+payment+"/cancel", r, r.Body, nil)
 		}
 		return err
 	},
-	"sale.canceled": func(ctx context.Context, t *triggering) error {
-		id, err := t.sale(ctx, nil)
+	"sale.canceled": then(newSale, func(ctx context.Context, t *triggering, id string) error {
+		r, err := t.api.CancelSaleWithBodyWithResponse(ctx, id, &apiclient.CancelSaleParams{IdempotencyKey: newKey()}, jsonType,
+			jsonBody(map[string]any{"reason": "oficina trigger"}))
 		if err == nil {
-			_, err = t.do(ctx, http.MethodPost, "/sales/"+id+"/cancel", map[string]any{"reason": "oficina trigger"})
+			_, err = t.made("POST /sales/"+id+"/cancel", r, r.Body, nil)
 		}
 		return err
-	},
+	}),
 	"financial_transaction.created": func(ctx context.Context, t *triggering) error {
 		_, err := t.sale(ctx, map[string]any{"track_in_finance": true})
 		return err
@@ -170,20 +210,22 @@ var triggers = map[string]func(ctx context.Context, t *triggering) error{
 		_, err := t.order(ctx)
 		return err
 	},
-	"service_order.updated": func(ctx context.Context, t *triggering) error {
-		id, err := t.order(ctx)
+	"service_order.updated": then(newOrder, func(ctx context.Context, t *triggering, id string) error {
+		r, err := t.api.UpdateServiceOrderWithBodyWithResponse(ctx, id, &apiclient.UpdateServiceOrderParams{IdempotencyKey: newKey()},
+			jsonType, jsonBody(map[string]any{"internal_notes": "Changed by oficina trigger"}))
 		if err == nil {
-			_, err = t.do(ctx, http.MethodPatch, "/service_orders/"+id, map[string]any{"internal_notes": "Changed by oficina trigger"})
+			_, err = t.made("PATCH /service_orders/"+id, r, r.Body, nil)
 		}
 		return err
-	},
-	"service_order.status_changed": func(ctx context.Context, t *triggering) error {
-		id, err := t.order(ctx)
+	}),
+	"service_order.status_changed": then(newOrder, func(ctx context.Context, t *triggering, id string) error {
+		r, err := t.api.StartServiceOrderWithBodyWithResponse(ctx, id, &apiclient.StartServiceOrderParams{IdempotencyKey: newKey()},
+			jsonType, jsonBody(map[string]any{}))
 		if err == nil {
-			_, err = t.do(ctx, http.MethodPost, "/service_orders/"+id+"/start", map[string]any{})
+			_, err = t.made("POST /service_orders/"+id+"/start", r, r.Body, nil)
 		}
 		return err
-	},
+	}),
 }
 
 // triggerable lists what trigger can make, sorted.

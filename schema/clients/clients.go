@@ -59,6 +59,11 @@ type Client struct {
 	UpdatedAt         apitime.Time  `json:"updated_at"`
 }
 
+// SchemaName is the component's name in the OpenAPI document: generated
+// clients name their own type Client (oapi-codegen, ogen), and the
+// document's must not take it.
+func (Client) SchemaName() string { return "ClientRecord" }
+
 // View renders the GET representation.
 func (c *Row) View() Client {
 	return Client{
