@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,7 +44,13 @@ func (s *Server) streamRoutes() {
 }
 
 func (s *Server) streamEvents(ctx context.Context, c *Call[any]) (any, error) {
-	q := c.Query()
+	// Strictly: a query Go's parser gives up on (a broken escape, too many
+	// members) would read as none and open a stream the client did not
+	// ask for.
+	q, err := url.ParseQuery(c.Request().URL.RawQuery)
+	if err != nil {
+		return nil, apierr.New(apierr.InvalidRequest)
+	}
 	for k := range q {
 		if k != "type" {
 			return nil, apierr.New(apierr.InvalidRequest)

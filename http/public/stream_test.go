@@ -138,7 +138,8 @@ func TestTheEventStreamResumesFromTheLastEventID(t *testing.T) {
 
 	for _, tc := range []struct{ name, query, last string }{
 		{"a bad Last-Event-ID", "", "evt_1"}, {"an unknown parameter", "?created_after=2026-01-01T00:00:00Z", ""},
-		{"an unknown type", "?type=nope", ""},
+		{"an unknown type", "?type=nope", ""}, {"a broken escape", "?type=%zz", ""},
+		{"more members than Go parses", "?" + strings.Repeat("type=sale.paid&", 10001), ""},
 	} {
 		req, _ := http.NewRequest("GET", api.URL+"/public/v1/events/stream"+tc.query, nil)
 		req.Header.Set("Authorization", "Bearer "+listener)
