@@ -106,8 +106,10 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre
 	done := d.cfg.WallNow()
 	answered(r.ok())
 	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
-	rec := &recordReq{dm: dm, started: started, r: r}
-	if !r.ok() {
+	rec := &recordReq{dm: dm, started: started, r: r, disable: r.control == controlDisable}
+	if !r.ok() && r.control != controlAbort {
+		// abort-message: the receiver wants no more tries of this message,
+		// so its failure is final.
 		rec.retryIn, rec.retry = d.cfg.retryDelay(pl.attempts+1, r.retryAfter)
 	}
 	// The send is done: a record that fails (the database restarting) is

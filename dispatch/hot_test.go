@@ -44,11 +44,11 @@ func TestASuccessIsRecordedWithoutRewritingAnIndex(t *testing.T) {
 			return err
 		}
 		now := time.Now()
-		if _, err := tx.ExecContext(ctx, "SELECT oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '72 hours')",
+		if _, err := tx.ExecContext(ctx, "SELECT oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '72 hours')",
 			pgdialect.Array([]string{co.Company.ID}), pgdialect.Array([]string{ep.ID}), pgdialect.Array([]string{dm.DeliveryID}),
 			pgdialect.Array([]string{"succeeded"}), pgdialect.Array([]string{ids.New("wha")}), pgdialect.Array([]time.Time{now}),
 			pgdialect.Array([]int{200}), pgdialect.Array([]*string{nil}), pgdialect.Array([]string{"{}"}),
-			pgdialect.Array([]*time.Time{nil}), now); err != nil {
+			pgdialect.Array([]*time.Time{nil}), pgdialect.Array([]*string{nil}), now); err != nil {
 			return err
 		}
 		u1, h1, err := counts()

@@ -26,9 +26,13 @@ import (
 // the rest, auto-disable included, and says what it did.
 
 // ReasonFailing is the disabled_reason of an endpoint disabled by the
-// dispatcher after failing for Config.DisableAfter (written by
-// oficina_dispatch_record).
-const ReasonFailing = "failing"
+// dispatcher after failing for Config.DisableAfter, and
+// ReasonReceiverRequested of one whose receiver answered
+// "webhook-delivery: disable" (written by oficina_dispatch_record).
+const (
+	ReasonFailing           = "failing"
+	ReasonReceiverRequested = "receiver_requested"
+)
 
 // MailEndpointDisabled is the mail kind sent when the dispatcher disables
 // an endpoint.
@@ -61,10 +65,12 @@ type recordReq struct {
 	// recorded; false when the attempts are exhausted.
 	retry   bool
 	retryIn time.Duration
+	// disable: the receiver asked to disable its endpoint.
+	disable bool
 }
 
 // recordCall is oficina_dispatch_record's call, with recordArgs.
-const recordCall = "oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::interval)"
+const recordCall = "oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::interval)"
 
 // recordArgs are recordCall's arguments for reqs, sorted by company and
 // delivery, and that order: the function's "ord" n is reqs[order[n-1]]
@@ -87,7 +93,7 @@ func recordArgs(reqs []recordReq, now time.Time, disableAfter time.Duration) (ar
 	n := len(reqs)
 	companies, endpoints, deliveries, outcomes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	attempts, errs, details := make([]*string, n), make([]*string, n), make([]*string, n)
-	started, retryAt := make([]*time.Time, n), make([]*time.Time, n)
+	started, retryAt, asked := make([]*time.Time, n), make([]*time.Time, n), make([]*string, n)
 	codes := make([]*int, n)
 	for k, i := range order {
 		q := &reqs[i]
@@ -120,10 +126,13 @@ func recordArgs(reqs []recordReq, now time.Time, disableAfter time.Duration) (ar
 		if !q.r.ok() && q.retry {
 			retryAt[k] = ptr(now.Add(q.retryIn))
 		}
+		if q.disable {
+			asked[k] = ptr(controlDisable)
+		}
 	}
 	return []any{pgdialect.Array(companies), pgdialect.Array(endpoints), pgdialect.Array(deliveries),
 		pgdialect.Array(outcomes), pgdialect.Array(attempts), pgdialect.Array(started), pgdialect.Array(codes),
-		pgdialect.Array(errs), pgdialect.Array(details), pgdialect.Array(retryAt), now,
+		pgdialect.Array(errs), pgdialect.Array(details), pgdialect.Array(retryAt), pgdialect.Array(asked), now,
 		fmt.Sprintf("%d microseconds", disableAfter.Microseconds())}, order, nil
 }
 
@@ -141,9 +150,11 @@ type recordRow struct {
 	Recovered      bool       `json:"recovered"`
 	Disabled       bool       `json:"disabled"`
 	Notify         bool       `json:"notify"`
-	// URL and FailingSince, with Disabled or Notify: for the mail.
+	// URL, FailingSince and the disabled Reason, with Disabled or
+	// Notify: for the mail.
 	URL          string     `json:"url"`
 	FailingSince *time.Time `json:"failing_since"`
+	Reason       string     `json:"reason"`
 }
 
 // recorded turns the function's rows (raw, its JSON) into the outcomes of
@@ -197,6 +208,8 @@ func (d *Dispatcher) recorded(ctx context.Context, tx bun.Tx, reqs []recordReq, 
 func (d *Dispatcher) logHealth(dm streams.DeliveryMessage, row recordRow) {
 	log := d.cfg.Logger()
 	switch {
+	case row.Disabled && row.Reason == ReasonReceiverRequested:
+		log.Warn("webhook endpoint disabled: its receiver asked", "company", dm.CompanyID, "endpoint", dm.EndpointID)
 	case row.Disabled:
 		log.Warn("webhook endpoint disabled after failing", "company", dm.CompanyID, "endpoint", dm.EndpointID, "since", row.FailingSince)
 	case row.StartedFailing:
@@ -214,7 +227,14 @@ func (d *Dispatcher) logHealth(dm streams.DeliveryMessage, row recordRow) {
 // says; the transaction is scoped to the company.
 func (d *Dispatcher) mail(ctx context.Context, tx bun.Tx, dm streams.DeliveryMessage, row recordRow, now time.Time) error {
 	var kind, subject, body string
-	if row.Disabled {
+	switch {
+	case row.Disabled && row.Reason == ReasonReceiverRequested:
+		kind, subject = MailEndpointDisabled, "Webhook desativado: "+row.URL
+		body = fmt.Sprintf("O receptor do endpoint de webhook %s (%s) pediu, na resposta a uma entrega "+
+			"(webhook-delivery: disable), que o endpoint fosse desativado, e ele foi desativado (motivo: %s). "+
+			"Reative o endpoint quando o receptor voltar a aceitar entregas; as perdidas podem ser reenviadas.\n",
+			dm.EndpointID, row.URL, ReasonReceiverRequested)
+	case row.Disabled:
 		since := ""
 		if row.FailingSince != nil {
 			since = row.FailingSince.UTC().Format(time.RFC3339)
@@ -223,7 +243,7 @@ func (d *Dispatcher) mail(ctx context.Context, tx bun.Tx, dm streams.DeliveryMes
 		body = fmt.Sprintf("O endpoint de webhook %s (%s) falhou em todas as entregas desde %s e foi desativado "+
 			"(motivo: %s). Corrija o receptor e reative o endpoint; as entregas perdidas podem ser reenviadas.\n",
 			dm.EndpointID, row.URL, since, ReasonFailing)
-	} else {
+	default:
 		kind, subject = MailAccessLost, "Webhook: assinante sem acesso"
 		body = fmt.Sprintf("O assinante do endpoint de webhook %s (%s) perdeu o acesso aos eventos %q.\n"+
 			"As entregas afetadas foram encerradas com o erro %s; o endpoint continua ativo e os eventos "+

@@ -27,6 +27,7 @@ type recordInput struct {
 	code    *int
 	err     *string
 	retryAt *time.Time
+	asked   *string // the receiver's webhook-delivery request
 }
 
 // recordOutput is what oficina_dispatch_record says of one input.
@@ -40,6 +41,7 @@ type recordOutput struct {
 	StartedFailing bool       `json:"started_failing"`
 	Recovered      bool       `json:"recovered"`
 	Disabled       bool       `json:"disabled"`
+	Reason         string     `json:"reason"`
 	Notify         bool       `json:"notify"`
 	URL            *string    `json:"url"`
 }
@@ -57,7 +59,9 @@ func callRecord(t *testing.T, caller *testkit.Company, now time.Time, ins ...rec
 	var codes []*int
 	var errs []*string
 	var retry []*time.Time
+	var asked []*string
 	for _, in := range ins {
+		asked = append(asked, in.asked)
 		companies, endpoints, deliveries = append(companies, in.co.Company.ID), append(endpoints, in.ep.ID), append(deliveries, in.dm.DeliveryID)
 		outcomes, aids = append(outcomes, in.outcome), append(aids, ids.New("wha"))
 		started, codes, errs, retry = append(started, now.Add(-time.Second)), append(codes, in.code), append(errs, in.err), append(retry, in.retryAt)
@@ -66,10 +70,10 @@ func callRecord(t *testing.T, caller *testkit.Company, now time.Time, ins ...rec
 	var raw []byte
 	var scoped string
 	err := tenant.Tx(context.Background(), testkit.WorkerDB(t), caller.Company.ID, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.QueryRowContext(ctx, "SELECT oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::interval)",
+		err := tx.QueryRowContext(ctx, "SELECT oficina_dispatch_record(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::interval)",
 			pgdialect.Array(companies), pgdialect.Array(endpoints), pgdialect.Array(deliveries), pgdialect.Array(outcomes),
 			pgdialect.Array(aids), pgdialect.Array(started), pgdialect.Array(codes), pgdialect.Array(errs),
-			pgdialect.Array(details), pgdialect.Array(retry), now, "72 hours").Scan(&raw)
+			pgdialect.Array(details), pgdialect.Array(retry), pgdialect.Array(asked), now, "72 hours").Scan(&raw)
 		if err != nil {
 			return err
 		}
@@ -118,6 +122,7 @@ func TestEveryOutcomeIsRecordedByTheOneFunction(t *testing.T) {
 		failingFor time.Duration // how long the endpoint has been failing; 0 = healthy
 		notified   bool          // the endpoint's access loss was mailed
 		disabled   bool          // the endpoint was disabled by hand
+		asks       string        // the answer's webhook-delivery request ("disable"), issue 27 item 3
 	}
 	type want struct {
 		status, err string // the delivery's status and error after
@@ -190,6 +195,15 @@ func TestEveryOutcomeIsRecordedByTheOneFunction(t *testing.T) {
 			want{status: "failed", err: dispatch.ErrEndpointDisabled, epStatus: "disabled", out: recordOutput{Status: reason("failed"), Closed: true}}},
 		{"a close of a delivery no longer pending changes nothing", before{status: "succeeded", attempts: 1}, dispatch.ErrEndpointDisabled, nil, nil, false,
 			want{status: "succeeded", attempts: 1, epStatus: "enabled", out: recordOutput{}}},
+		{"a success whose receiver asks to disable disables the endpoint at once", before{asks: "disable"}, "succeeded", code(200), nil, false,
+			want{status: "succeeded", attempts: 1, trigger: "automatic", epStatus: "disabled",
+				out: recordOutput{Status: reason("succeeded"), Disabled: true}}},
+		{"a failure whose receiver asks to disable is not retried: the endpoint is disabled", before{asks: "disable"}, "failed", code(410), nil, true,
+			want{status: "failed", attempts: 1, trigger: "automatic", epFailing: true, epStatus: "disabled",
+				out: recordOutput{Status: reason("failed"), GaveUp: true, Failing: true, StartedFailing: true, Disabled: true}}},
+		{"a receiver asking to disable an endpoint disabled by hand changes nothing more", before{asks: "disable", disabled: true}, "succeeded",
+			code(200), nil, false,
+			want{status: "succeeded", attempts: 1, trigger: "automatic", epStatus: "disabled", out: recordOutput{Status: reason("succeeded")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,15 +244,27 @@ func TestEveryOutcomeIsRecordedByTheOneFunction(t *testing.T) {
 				at = &retryAt
 			}
 			caller := company(t, tenant.PlanSupra)
-			outs, scoped := callRecord(t, caller, now, recordInput{co: co, ep: ep, dm: dm, outcome: tt.outcome, code: tt.code, err: tt.err, retryAt: at})
+			var asks *string
+			if b.asks != "" {
+				asks = &b.asks
+			}
+			outs, scoped := callRecord(t, caller, now, recordInput{co: co, ep: ep, dm: dm, outcome: tt.outcome, code: tt.code, err: tt.err,
+				retryAt: at, asked: asks})
 			if scoped != caller.Company.ID {
 				t.Errorf("the caller's transaction is scoped to %q after the call, want its own %q", scoped, caller.Company.ID)
 			}
 
 			got, w := outs[0], tt.want
 			w.out.Ord = 1
+			wantReason := dispatch.ReasonFailing
+			if b.asks != "" {
+				wantReason = dispatch.ReasonReceiverRequested
+			}
 			if w.out.Disabled || w.out.Notify {
 				w.out.URL = &ep.URL
+			}
+			if w.out.Disabled {
+				w.out.Reason = wantReason
 			}
 			if !sameOutput(got, w.out) {
 				t.Errorf("answered %+v, want %+v", show(got), show(w.out))
@@ -275,8 +301,8 @@ func TestEveryOutcomeIsRecordedByTheOneFunction(t *testing.T) {
 			if w.epFailing && !e.FailingSince.Equal(now.Add(-w.epSince)) {
 				t.Errorf("failing since %v, want %v", e.FailingSince, now.Add(-w.epSince))
 			}
-			if w.epStatus == webhooks.StatusDisabled && !b.disabled && ptrStr(e.DisabledReason) != dispatch.ReasonFailing {
-				t.Errorf("disabled for %s, want %s", ptrStr(e.DisabledReason), dispatch.ReasonFailing)
+			if w.epStatus == webhooks.StatusDisabled && !b.disabled && ptrStr(e.DisabledReason) != wantReason {
+				t.Errorf("disabled for %s, want %s", ptrStr(e.DisabledReason), wantReason)
 			}
 		})
 	}
@@ -342,7 +368,7 @@ func sameOutput(a, b recordOutput) bool {
 	sameTime := func(x, y *time.Time) bool { return (x == nil) == (y == nil) && (x == nil || x.Equal(*y)) }
 	return a.Ord == b.Ord && same(a.Status, b.Status) && a.Closed == b.Closed && a.GaveUp == b.GaveUp && sameTime(a.RetryAt, b.RetryAt) &&
 		a.Failing == b.Failing && a.StartedFailing == b.StartedFailing && a.Recovered == b.Recovered && a.Disabled == b.Disabled &&
-		a.Notify == b.Notify && same(a.URL, b.URL)
+		a.Notify == b.Notify && same(a.URL, b.URL) && a.Reason == b.Reason
 }
 
 func show(o recordOutput) string {

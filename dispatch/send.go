@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"oficina/dispatch/destguard"
@@ -23,6 +24,25 @@ type attemptResult struct {
 	err        string         // reason without an answer (or for a 3xx)
 	retryAfter time.Duration  // from a non-2xx answer
 	detail     *attemptDetail // what was sent and got (attemptlog.go); nil without a request
+	control    string         // what the answer's webhook-delivery header asks: controlDisable, controlAbort or ""
+}
+
+// Receiver control (issue 27 item 3, standard-webhooks#291): an answer's
+// webhook-delivery header may ask to disable the endpoint, or to stop
+// retrying this message. Other values are ignored.
+const (
+	controlHeader  = "Webhook-Delivery"
+	controlDisable = "disable"
+	controlAbort   = "abort-message"
+)
+
+// controlOf reads the header's request.
+func controlOf(h http.Header) string {
+	switch v := strings.ToLower(strings.TrimSpace(h.Get(controlHeader))); v {
+	case controlDisable, controlAbort:
+		return v
+	}
+	return ""
 }
 
 func (r attemptResult) ok() bool { return r.status >= 200 && r.status <= 299 }
@@ -58,7 +78,7 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 	// Drain a little so the connection can be reused; the rest is not kept.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-	r := attemptResult{status: resp.StatusCode, detail: detail}
+	r := attemptResult{status: resp.StatusCode, detail: detail, control: controlOf(resp.Header)}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		r.err = "redirect_not_followed"
 	}

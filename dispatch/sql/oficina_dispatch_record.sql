@@ -15,7 +15,9 @@
 --               for a close;
 --   p_retry_at  for a failure, when its next attempt is due (the schedule,
 --               Retry-After and jitter are the dispatcher's); NULL when the
---               attempts are exhausted.
+--               attempts are exhausted (or the receiver aborted the message);
+--   p_asked     what the receiver asked in its answer's webhook-delivery
+--               header: 'disable' (the endpoint), or NULL.
 --
 -- The rules, per input:
 --   * an attempt is a row of webhook_attempts (only for a delivery that
@@ -29,7 +31,8 @@
 -- And per endpoint, taking a cycle's successes before its failures: a
 -- failure sets failing_since (from now if a success of the cycle cleared
 -- it); a success without a failure clears it and access_lost_notified_at;
--- an enabled endpoint failing for p_disable_after is disabled ('failing');
+-- an enabled endpoint failing for p_disable_after is disabled ('failing'),
+-- and one whose receiver asked for it at once ('receiver_requested');
 -- a subscriber_access_lost close sets access_lost_notified_at when unset
 -- (the dispatcher then mails the managers, once per loss).
 --
@@ -39,7 +42,8 @@
 -- whether the endpoint is "failing" after it, and the endpoint's transitions,
 -- each on one input of its endpoint (its first of the outcome that caused
 -- it): "started_failing" (first failure after a success), "recovered" (first
--- success after failing), "disabled" (now, for failing) and "notify" (the
+-- success after failing), "disabled" (now, on its first failure, or on the
+-- first input whose receiver asked, with the "reason") and "notify" (the
 -- access loss to mail), the latter two with the endpoint's "url" and
 -- "failing_since" for the mail.
 --
@@ -56,7 +60,8 @@
 CREATE OR REPLACE FUNCTION oficina_dispatch_record(p_companies text[], p_endpoints text[], p_deliveries text[],
                                                    p_outcomes text[], p_attempts text[], p_started timestamptz[],
                                                    p_codes integer[], p_errors text[], p_details text[],
-                                                   p_retry_at timestamptz[], p_now timestamptz, p_disable_after interval)
+                                                   p_retry_at timestamptz[], p_asked text[], p_now timestamptz,
+                                                   p_disable_after interval)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -71,9 +76,10 @@ BEGIN
   END IF;
   IF (n = ALL (ARRAY[cardinality(p_endpoints), cardinality(p_deliveries), cardinality(p_outcomes), cardinality(p_attempts),
                      cardinality(p_started), cardinality(p_codes), cardinality(p_errors), cardinality(p_details),
-                     cardinality(p_retry_at)])) IS NOT TRUE
+                     cardinality(p_retry_at), cardinality(p_asked)])) IS NOT TRUE
      OR EXISTS (SELECT 1 FROM unnest(p_outcomes) AS o
-                 WHERE o IS NULL OR o NOT IN ('succeeded', 'failed', 'endpoint_disabled', 'plan_without_api', 'subscriber_access_lost')) THEN
+                 WHERE o IS NULL OR o NOT IN ('succeeded', 'failed', 'endpoint_disabled', 'plan_without_api', 'subscriber_access_lost'))
+     OR EXISTS (SELECT 1 FROM unnest(p_asked) AS a WHERE a IS NOT NULL AND a <> 'disable') THEN
     RAISE EXCEPTION 'oficina_dispatch_record: arrays of unequal length or an unknown outcome' USING ERRCODE = '22023';
   END IF;
   PERFORM set_config('app.company_ids', array_to_string(ARRAY(SELECT DISTINCT x FROM unnest(p_companies) AS x ORDER BY x), ','), true);
@@ -81,13 +87,13 @@ BEGIN
     -- The endpoints.
     WITH x AS (
       SELECT v.company, v.endpoint, bool_or(v.outcome = 'succeeded') AS ok, bool_or(v.outcome = 'failed') AS failed,
-             bool_or(v.outcome = 'subscriber_access_lost') AS lost
-        FROM unnest(p_companies, p_endpoints, p_outcomes) AS v(company, endpoint, outcome)
+             bool_or(v.outcome = 'subscriber_access_lost') AS lost, coalesce(bool_or(v.asked = 'disable'), false) AS asked
+        FROM unnest(p_companies, p_endpoints, p_outcomes, p_asked) AS v(company, endpoint, outcome, asked)
        GROUP BY v.company, v.endpoint
     ), e AS (
-      SELECT e.id, e.url, e.status, e.failing_since, e.access_lost_notified_at, x.ok, x.failed, x.lost
+      SELECT e.id, e.url, e.status, e.failing_since, e.access_lost_notified_at, x.ok, x.failed, x.lost, x.asked
         FROM public.webhook_endpoints e JOIN x ON x.endpoint = e.id AND x.company = e.company_id
-       WHERE x.failed OR x.ok AND (e.failing_since IS NOT NULL OR e.access_lost_notified_at IS NOT NULL)
+       WHERE x.failed OR x.asked OR x.ok AND (e.failing_since IS NOT NULL OR e.access_lost_notified_at IS NOT NULL)
           OR x.lost AND e.access_lost_notified_at IS NULL
        ORDER BY e.company_id, e.id
          FOR NO KEY UPDATE OF e
@@ -102,12 +108,14 @@ BEGIN
              e.lost AND (e.ok OR e.access_lost_notified_at IS NULL) AS notify
         FROM e
     ), h AS (
-      SELECT a.*, a.failed AND a.status = 'enabled' AND p_now - a.failing_now >= p_disable_after AS disable FROM a
+      SELECT a.*, a.status = 'enabled' AND (a.asked OR a.failed AND p_now - a.failing_now >= p_disable_after) AS disable,
+             CASE WHEN a.asked THEN 'receiver_requested' ELSE 'failing' END AS reason
+        FROM a
     ), u AS (
       UPDATE public.webhook_endpoints AS w SET
              failing_since = h.failing_now, access_lost_notified_at = h.notified_now,
              status = CASE WHEN h.disable THEN 'disabled' ELSE w.status END,
-             disabled_reason = CASE WHEN h.disable THEN 'failing' ELSE w.disabled_reason END,
+             disabled_reason = CASE WHEN h.disable THEN h.reason ELSE w.disabled_reason END,
              updated_at = CASE WHEN h.disable THEN p_now ELSE w.updated_at END
         FROM h
        WHERE w.id = h.id
@@ -118,7 +126,7 @@ BEGIN
              'failing', h.failing_now IS NOT NULL,
              'started_failing', h.failing_since IS NULL AND h.failing_now IS NOT NULL,
              'recovered', h.failing_since IS NOT NULL AND h.failing_now IS NULL,
-             'disabled', h.disable, 'notify', h.notify, 'url', h.url, 'failing_since', h.failing_now)), '{}'),
+             'disabled', h.disable, 'reason', h.reason, 'notify', h.notify, 'url', h.url, 'failing_since', h.failing_now)), '{}'),
            coalesce(array_agg(h.id) FILTER (WHERE h.disable OR h.status <> 'enabled'), '{}')
       INTO health, shut
       FROM h;
@@ -128,8 +136,8 @@ BEGIN
       SELECT v.*, v.outcome IN ('succeeded', 'failed') AS attempt,
              v.outcome = 'failed' AND v.retry_at IS NOT NULL AND v.endpoint <> ALL (shut) AS retry
         FROM unnest(p_companies, p_endpoints, p_deliveries, p_outcomes, p_attempts, p_started, p_codes, p_errors,
-                    p_details, p_retry_at) WITH ORDINALITY
-               AS v(company, endpoint, delivery, outcome, aid, started, code, err, detail, retry_at, ord)
+                    p_details, p_retry_at, p_asked) WITH ORDINALITY
+               AS v(company, endpoint, delivery, outcome, aid, started, code, err, detail, retry_at, asked, ord)
     ), was AS (
       -- What a failure or a close finds, to tell a give-up or a close; a
       -- success needs no second look.
@@ -175,15 +183,21 @@ BEGIN
              'failing', coalesce((v.h ->> 'failing')::boolean, false),
              'started_failing', v.first AND v.outcome = 'failed' AND coalesce((v.h ->> 'started_failing')::boolean, false),
              'recovered', v.first AND v.outcome = 'succeeded' AND coalesce((v.h ->> 'recovered')::boolean, false),
-             'disabled', v.first AND v.outcome = 'failed' AND coalesce((v.h ->> 'disabled')::boolean, false),
+             'disabled', v.disabler AND coalesce((v.h ->> 'disabled')::boolean, false),
              'notify', v.first AND v.outcome = 'subscriber_access_lost' AND coalesce((v.h ->> 'notify')::boolean, false))
-           || CASE WHEN v.first AND (v.outcome = 'failed' AND (v.h ->> 'disabled')::boolean
-                                     OR v.outcome = 'subscriber_access_lost' AND (v.h ->> 'notify')::boolean)
-                   THEN jsonb_build_object('url', v.h -> 'url', 'failing_since', v.h -> 'failing_since') ELSE '{}' END)
+           || CASE WHEN v.disabler AND (v.h ->> 'disabled')::boolean
+                     OR v.first AND v.outcome = 'subscriber_access_lost' AND (v.h ->> 'notify')::boolean
+                   THEN jsonb_build_object('url', v.h -> 'url', 'failing_since', v.h -> 'failing_since',
+                                           'reason', CASE WHEN (v.h ->> 'disabled')::boolean THEN v.h -> 'reason' END)
+                   ELSE '{}' END)
       INTO part
-      FROM (SELECT v.*, health -> v.endpoint AS h,
-                   row_number() OVER (PARTITION BY v.endpoint, v.outcome ORDER BY v.ord) = 1 AS first
-              FROM v) AS v
+      FROM (SELECT v.*, CASE WHEN v.h ->> 'reason' = 'receiver_requested' THEN v.asked_first ELSE v.first AND v.outcome = 'failed' END
+                     AS disabler
+              FROM (SELECT v.*, health -> v.endpoint AS h,
+                           row_number() OVER (PARTITION BY v.endpoint, v.outcome ORDER BY v.ord) = 1 AS first,
+                           coalesce(v.asked = 'disable', false)
+                             AND row_number() OVER (PARTITION BY v.endpoint, v.asked = 'disable' ORDER BY v.ord) = 1 AS asked_first
+                      FROM v) AS v) AS v
       LEFT JOIN d ON d.ord = v.ord
       LEFT JOIN was ON was.id = v.delivery;
   PERFORM set_config('app.company_ids', coalesce(caller, ''), true);
@@ -191,6 +205,6 @@ BEGIN
 END $$;
 
 REVOKE ALL ON FUNCTION oficina_dispatch_record(text[], text[], text[], text[], text[], timestamptz[], integer[], text[],
-                                               text[], timestamptz[], timestamptz, interval) FROM PUBLIC, oficina_app;
+                                               text[], timestamptz[], text[], timestamptz, interval) FROM PUBLIC, oficina_app;
 GRANT EXECUTE ON FUNCTION oficina_dispatch_record(text[], text[], text[], text[], text[], timestamptz[], integer[], text[],
-                                                  text[], timestamptz[], timestamptz, interval) TO oficina_worker;
+                                                  text[], timestamptz[], text[], timestamptz, interval) TO oficina_worker;

@@ -2951,6 +2951,7 @@ const (
 	EmergencyKeyRotation WebhookEndpointDisabledReason = "emergency_key_rotation"
 	Failing              WebhookEndpointDisabledReason = "failing"
 	Manual               WebhookEndpointDisabledReason = "manual"
+	ReceiverRequested    WebhookEndpointDisabledReason = "receiver_requested"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEndpointDisabledReason enum.
@@ -2961,6 +2962,8 @@ func (e WebhookEndpointDisabledReason) Valid() bool {
 	case Failing:
 		return true
 	case Manual:
+		return true
+	case ReceiverRequested:
 		return true
 	default:
 		return false

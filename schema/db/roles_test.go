@@ -39,7 +39,7 @@ var crossCompanyCalls = map[string]string{
 	"oficina_recover_companies":       "SELECT oficina_recover_companies(1)",
 	"oficina_dispatch_views":          "SELECT oficina_dispatch_views(ARRAY[?], ARRAY['dlv_x'], ARRAY['we_x'])",
 	"oficina_dispatch_record": `SELECT oficina_dispatch_record(ARRAY[?], ARRAY['we_x'], ARRAY['dlv_x'], ARRAY['failed'], ARRAY['wha_x'],
-		ARRAY[now()], ARRAY[500], ARRAY[NULL::text], ARRAY['{}'], ARRAY[now()], now(), '72 hours')`,
+		ARRAY[now()], ARRAY[500], ARRAY[NULL::text], ARRAY['{}'], ARRAY[now()], ARRAY[NULL::text], now(), '72 hours')`,
 	// The /metrics figures: counts across companies, never a row.
 	"oficina_outbox_lag":       "SELECT * FROM oficina_outbox_lag()",
 	"oficina_retries_past_due": "SELECT * FROM oficina_retries_past_due(now())",

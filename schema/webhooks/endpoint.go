@@ -26,6 +26,7 @@ const (
 	ReasonManual               = "manual"
 	ReasonFailing              = "failing" // 3 days of failures (the dispatcher disables)
 	ReasonEmergencyKeyRotation = "emergency_key_rotation"
+	ReasonReceiverRequested    = "receiver_requested" // the receiver answered webhook-delivery: disable
 )
 
 // WebhookPayload is what an endpoint receives of each event: the whole
@@ -54,7 +55,7 @@ type WebhookEndpointDisabledReason string
 
 // Values are the reasons.
 func (WebhookEndpointDisabledReason) Values() []string {
-	return []string{ReasonManual, ReasonFailing, ReasonEmergencyKeyRotation}
+	return []string{ReasonManual, ReasonFailing, ReasonEmergencyKeyRotation, ReasonReceiverRequested}
 }
 
 // Row is a row of webhook_endpoints.
