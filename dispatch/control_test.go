@@ -41,7 +41,9 @@ func TestTheReceiverControlsDeliveryThroughItsAnswer(t *testing.T) {
 			ep := newEndpoint(t, co, srv.URL, webhooks.Subscriber{MemberID: co.Owner.ID})
 			e.start(t, dispatch.Config{Client: guardClient(t, srv, true), Schedule: []time.Duration{time.Hour}})
 			dm := e.enqueue(t, co, ep, "sale.paid")
-			d := waitFor(t, co, dm.DeliveryID, func(d streams.Delivery) bool { return d.AttemptCount == 1 && (d.Status != streams.StatusPending || d.NextAttemptAt != nil) })
+			d := waitFor(t, co, dm.DeliveryID, func(d streams.Delivery) bool {
+				return d.AttemptCount == 1 && (d.Status != streams.StatusPending || d.NextAttemptAt != nil)
+			})
 			if d.Status != tc.want || d.AttemptCount != 1 {
 				t.Errorf("delivery %s after %d attempts, want %s after 1", d.Status, d.AttemptCount, tc.want)
 			}

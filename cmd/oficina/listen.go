@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"oficina/http/apiclient"
+	"oficina/http/sse"
 	"oficina/schema/signing"
 )
 
@@ -141,35 +141,16 @@ func (l *listener) once(ctx context.Context) error {
 		from = "after position " + last
 	}
 	fmt.Fprintf(l.out, "listen: ready, from %s\n", from)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20) // an envelope is at most 256 KB
-	var id, event, data string
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		v = strings.TrimPrefix(v, " ")
-		switch k {
-		case "id":
-			id = v
-		case "event":
-			event = v
-		case "data":
-			data = v
-		case "":
-			if data != "" {
-				l.deliver(ctx, event, []byte(data))
-				if ctx.Err() != nil {
-					// Stopped mid-delivery: the position stays before this
-					// event, so the next start sends it again (at least once).
-					return ctx.Err()
-				}
-				if err := l.keep(id); err != nil {
-					return err
-				}
-			}
-			id, event, data = "", "", ""
+	err = sse.Read(resp.Body, func(m sse.Message) error {
+		l.deliver(ctx, m.Event, []byte(m.Data))
+		if ctx.Err() != nil {
+			// Stopped mid-delivery: the position stays before this event,
+			// so the next start sends it again (at least once).
+			return ctx.Err()
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return l.keep(m.ID)
+	})
+	if err != nil {
 		return err
 	}
 	return io.ErrUnexpectedEOF

@@ -30,23 +30,44 @@ type logFilter struct {
 func (c *call) filterQuery(q url.Values) (logFilter, url.Values, error) {
 	f := logFilter{Status: q.Get("status"), EventType: q.Get("event_type"), EventID: q.Get("event_id"),
 		After: q.Get("created_after"), Before: q.Get("created_before")}
+	api, err := c.apiQuery(map[string]string{"status": f.Status, "event_type": f.EventType, "event_id": f.EventID},
+		map[string]string{"created_after": f.After, "created_before": f.Before})
+	return f, api, err
+}
+
+// apiQuery turns a filter form into the API's query: the plain members as
+// sent (the empty ones left out), the times — datetime-local in the
+// company's zone — as timestamps of part 2.1.
+func (c *call) apiQuery(plain, times map[string]string) (url.Values, error) {
 	api := url.Values{}
-	for k, v := range map[string]string{"status": f.Status, "event_type": f.EventType, "event_id": f.EventID} {
+	for k, v := range plain {
 		if v != "" {
 			api.Set(k, v)
 		}
 	}
-	for k, v := range map[string]string{"created_after": f.After, "created_before": f.Before} {
+	for k, v := range times {
 		if v == "" {
 			continue
 		}
 		t, err := c.parseLocal(v)
 		if err != nil {
-			return f, nil, apierr.New(apierr.InvalidRequest)
+			return nil, apierr.New(apierr.InvalidRequest)
 		}
 		api.Set(k, apitime.At(t).String())
 	}
-	return f, api, nil
+	return api, nil
+}
+
+// nextPage is the link to the page after the one that ended with last,
+// keeping the filters of q.
+func nextPage(q url.Values, last string) string {
+	next := url.Values{}
+	for k, vs := range q {
+		next[k] = vs
+	}
+	next.Set("starting_after", last)
+	next.Del("lang")
+	return "?" + next.Encode()
 }
 
 // parseLocal reads a datetime-local value in the company's zone.
@@ -77,13 +98,7 @@ func (s *Server) listDeliveries(c *call) (*result, error) {
 			if l, err = webhooks.DeliveryLogRows(c.ctx, c.tx, e.ID, f, pg); err == nil {
 				data["Rows"] = logRows(l.Data)
 				if l.HasMore {
-					next := url.Values{}
-					for k, vs := range q {
-						next[k] = vs
-					}
-					next.Set("starting_after", l.Data[len(l.Data)-1].ID)
-					next.Del("lang")
-					data["Next"] = "?" + next.Encode()
+					data["Next"] = nextPage(q, l.Data[len(l.Data)-1].ID)
 				}
 				data["Paged"] = pg.StartingAfter != ""
 			}

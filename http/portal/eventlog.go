@@ -7,7 +7,6 @@ import (
 	"net/url"
 
 	"oficina/schema/apierr"
-	"oficina/schema/apitime"
 	"oficina/schema/events"
 	"oficina/schema/page"
 )
@@ -29,23 +28,9 @@ type eventFilter struct {
 func (c *call) eventQuery(q url.Values) (eventFilter, url.Values, error) {
 	f := eventFilter{Type: q.Get("type"), ObjectID: q.Get("object_id"), Delivered: q.Get("delivery_success"),
 		After: q.Get("created_after"), Before: q.Get("created_before")}
-	api := url.Values{}
-	for k, v := range map[string]string{"type": f.Type, "object_id": f.ObjectID, "delivery_success": f.Delivered} {
-		if v != "" {
-			api.Set(k, v)
-		}
-	}
-	for k, v := range map[string]string{"created_after": f.After, "created_before": f.Before} {
-		if v == "" {
-			continue
-		}
-		t, err := c.parseLocal(v)
-		if err != nil {
-			return f, nil, apierr.New(apierr.InvalidRequest)
-		}
-		api.Set(k, apitime.At(t).String())
-	}
-	return f, api, nil
+	api, err := c.apiQuery(map[string]string{"type": f.Type, "object_id": f.ObjectID, "delivery_success": f.Delivered},
+		map[string]string{"created_after": f.After, "created_before": f.Before})
+	return f, api, err
 }
 
 // eventRow is an event as the log lists it.
@@ -71,13 +56,7 @@ func (s *Server) listEventLog(c *call) (*result, error) {
 				}
 				data["Rows"] = rows
 				if l.HasMore {
-					next := url.Values{}
-					for k, vs := range q {
-						next[k] = vs
-					}
-					next.Set("starting_after", l.Data[len(l.Data)-1].ID)
-					next.Del("lang")
-					data["Next"] = "?" + next.Encode()
+					data["Next"] = nextPage(q, l.Data[len(l.Data)-1].ID)
 				}
 				data["Paged"] = pg.StartingAfter != ""
 			}

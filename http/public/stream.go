@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"oficina/http/openapi"
+	"oficina/http/sse"
 	"oficina/schema/apierr"
 	"oficina/schema/events"
 	"oficina/streams/jsconfig"
@@ -98,7 +99,7 @@ func (s *Server) sendStream(ctx context.Context, w http.ResponseWriter, cons jet
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h.Set("Content-Type", sse.ContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // nginx: pass each message on at once
 	w.WriteHeader(http.StatusOK)
@@ -158,7 +159,7 @@ func (s *Server) sendStream(ctx context.Context, w http.ResponseWriter, cons jet
 			if err != nil {
 				return err
 			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", md.Sequence.Stream, typ, n.m.Data()); err != nil {
+			if err := sse.Write(w, sse.Message{ID: strconv.FormatUint(md.Sequence.Stream, 10), Event: typ, Data: string(n.m.Data())}); err != nil {
 				return nil // the client left
 			}
 		}

@@ -1,7 +1,6 @@
 package public_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"oficina/http/sse"
 	"oficina/ops/testkit"
 	"oficina/ops/testkit/httpkit"
 	"oficina/streams"
@@ -42,24 +42,10 @@ func openStream(t *testing.T, api *httpkit.API, key, query, last string) (<-chan
 	out := make(chan sseMessage, 64)
 	go func() {
 		defer close(out)
-		sc := bufio.NewScanner(resp.Body)
-		var m sseMessage
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), ": ")
-			switch k {
-			case "id":
-				m.id = v
-			case "event":
-				m.event = v
-			case "data":
-				m.data = v
-			case "":
-				if m.data != "" {
-					out <- m
-				}
-				m = sseMessage{}
-			}
-		}
+		_ = sse.Read(resp.Body, func(m sse.Message) error {
+			out <- sseMessage{m.ID, m.Event, m.Data}
+			return nil
+		})
 	}()
 	return out, func() { cancel(); _ = resp.Body.Close() }
 }

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"oficina/http/sse"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,7 +109,7 @@ func (d *Document) Check(r Response) Result {
 	if _, ok := media["schema"]; !ok {
 		return res
 	}
-	if mt == "text/event-stream" {
+	if mt == sse.ContentType {
 		for _, m := range d.eventStream(r.Body) {
 			add(m.Pointer, m.Reason, m.Schema)
 		}
@@ -404,39 +405,24 @@ func (d *Document) bodyExamples(name string, requestBody any, ptr string) []Mism
 // eventStream checks a text/event-stream body (GET /events/stream): every
 // message is an id (the stream position, digits), an event (the type) and
 // data that is a webhook body of that type, valid against the document's
-// webhooks section; comments and retry lines are allowed between.
+// webhooks section.
 func (d *Document) eventStream(body []byte) []Mismatch {
 	var out []Mismatch
-	for i, block := range strings.Split(strings.TrimSpace(string(body)), "\n\n") {
-		var id, event, data string
-		for _, line := range strings.Split(block, "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			v = strings.TrimPrefix(v, " ")
-			switch k {
-			case "": // a comment
-			case "retry", "id", "event", "data":
-				switch k {
-				case "id":
-					id = v
-				case "event":
-					event = v
-				case "data":
-					data = v
-				}
-			default:
-				out = append(out, Mismatch{Pointer: fmt.Sprintf("/%d", i), Reason: "unknown event-stream field " + strconv.Quote(k)})
-			}
+	i := 0
+	err := sse.Read(bytes.NewReader(body), func(m sse.Message) error {
+		at := fmt.Sprintf("/%d", i)
+		i++
+		if _, err := strconv.ParseUint(m.ID, 10, 64); err != nil {
+			out = append(out, Mismatch{Pointer: at, Reason: "message id " + strconv.Quote(m.ID) + " is not a position"})
 		}
-		if data == "" {
-			continue
+		if !strings.Contains(m.Data, `"type":"`+m.Event+`"`) {
+			out = append(out, Mismatch{Pointer: at, Reason: "event " + strconv.Quote(m.Event) + " is not the data's type"})
 		}
-		if _, err := strconv.ParseUint(id, 10, 64); err != nil {
-			out = append(out, Mismatch{Pointer: fmt.Sprintf("/%d", i), Reason: "message id " + strconv.Quote(id) + " is not a position"})
-		}
-		if !strings.Contains(data, `"type":"`+event+`"`) {
-			out = append(out, Mismatch{Pointer: fmt.Sprintf("/%d", i), Reason: "event " + strconv.Quote(event) + " is not the data's type"})
-		}
-		out = append(out, d.Webhook([]byte(data))...)
+		out = append(out, d.Webhook([]byte(m.Data))...)
+		return nil
+	})
+	if err != nil {
+		out = append(out, Mismatch{Reason: "unreadable event stream: " + err.Error()})
 	}
 	return out
 }
