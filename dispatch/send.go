@@ -27,6 +27,9 @@ type attemptResult struct {
 	control    string         // what the answer's webhook-delivery header asks: controlDisable, controlAbort or ""
 }
 
+// SealedHeaderValue stands for a custom header's value in the attempt log.
+const SealedHeaderValue = "(sealed)"
+
 // Receiver control (issue 27 item 3, standard-webhooks#291): an answer's
 // webhook-delivery header may ask to disable the endpoint, or to stop
 // retrying this message. Other values are ignored.
@@ -66,7 +69,15 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		return attemptResult{err: destguard.ReasonInvalidURL}
 	}
 	req.Header = h
+	for k, v := range pl.headers { // names checked against ours when set (webhooks.checkHeaders)
+		req.Header.Set(k, v)
+	}
 	detail := startDetail(req, dm.EventID, body)
+	for k := range pl.headers {
+		// The attempt log shows that it was sent, never its value: a
+		// custom header is a secret of the company.
+		detail.RequestHeaders[k] = []string{SealedHeaderValue}
+	}
 	resp, err := d.cfg.Client.Do(req)
 	if err != nil {
 		reason := destguard.Reason(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch"
+	"oficina/ops/testkit"
 	"oficina/ops/testkit/hooks"
 	"oficina/schema/field"
 	"oficina/schema/webhooks"
@@ -30,7 +31,7 @@ func TestThinEndpointsReceiveObjectAndIDSignedOverWhatTheyGet(t *testing.T) {
 		var err error
 		ep, err = webhooks.Update(ctx, tx, ep.ID, webhooks.WebhookEndpointUpdate{
 			Payload: field.Opt[webhooks.WebhookPayload]{Set: true, Value: webhooks.PayloadThin}},
-			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, nil, ep.UpdatedAt)
+			webhooks.Subscriber{MemberID: co.Owner.ID}, func([]string) error { return nil }, nil, testkit.Keyring(t), ep.UpdatedAt)
 		return err
 	})
 	if ep.View().Payload != webhooks.PayloadThin {

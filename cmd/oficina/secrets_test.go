@@ -50,7 +50,11 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 
 	// 1. Every path a secret takes, under k1.
 	p := dev.start(k1, "")
-	ea := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "", map[string]any{"url": a.srv.URL + "/hook", "events": []string{"*"}})
+	// a's endpoint sits behind a gateway: a custom header, a secret too.
+	const apiKeyHeader = "gw-key-0123456789abcdef-sealed"
+	ea := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "", map[string]any{"url": a.srv.URL + "/hook", "events": []string{"*"},
+		"headers": map[string]string{"x-api-key": apiKeyHeader}})
+	a.header = [2]string{"X-Api-Key", apiKeyHeader}
 	idem := map[string]any{"url": b.srv.URL + "/hook", "events": []string{"*"}}
 	eb := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "create-b", idem)
 	if replay := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "create-b", idem); replay["secret"] != nil {
@@ -72,7 +76,7 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	secrets := append(append([]string{}, a.secrets...), b.secrets...)
 	p.settle(ownerURL)
 	p.stop()
-	scan(t, ownerURL, dev.dataDir, secrets, []string{k1})
+	scan(t, ownerURL, dev.dataDir, secrets, []string{k1}, apiKeyHeader)
 
 	// 2. A new key first: everything still opens; rekey moves every row.
 	p = dev.start(k2+","+k1, p.key)
@@ -106,7 +110,7 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	b.verify(t, 1)
 	p.settle(ownerURL)
 	p.stop()
-	scan(t, ownerURL, dev.dataDir, secrets, []string{k1, k2})
+	scan(t, ownerURL, dev.dataDir, secrets, []string{k1, k2}, apiKeyHeader)
 }
 
 const devAdminToken = "secrets-test-admin-token-0123456789abcdef"
@@ -238,6 +242,7 @@ type hookReceiver struct {
 	srv     *httptest.Server
 	got     chan testkit.Received
 	secrets []string
+	header  [2]string // a custom header every delivery must carry (name, value), if any
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
@@ -261,6 +266,9 @@ func (h *hookReceiver) verify(t *testing.T, n int) {
 					t.Errorf("delivery %s: not signed with the secret %s…: %v", r.Header.Get("webhook-id"), s[:10], err)
 				}
 			}
+			if h.header[0] != "" && r.Header.Get(h.header[0]) != h.header[1] {
+				t.Errorf("delivery %s: %s %q, want the endpoint's custom header", r.Header.Get("webhook-id"), h.header[0], r.Header.Get(h.header[0]))
+			}
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: %d of %d deliveries", h.srv.URL, i, n)
 		}
@@ -282,9 +290,12 @@ func openOwner(t *testing.T, ownerURL string) *bun.DB {
 // ring's keys: "whsec_", a secret's text or base64, its raw key as bytea
 // (hex) or base64, a ring key's base64 or bytes — each also hex-encoded, as
 // a bytea column holding it would show.
-func scan(t *testing.T, ownerURL, dataDir string, secrets, keyEntries []string) {
+func scan(t *testing.T, ownerURL, dataDir string, secrets, keyEntries []string, headerValues ...string) {
 	t.Helper()
 	needles := map[string]string{"prefix": "whsec_"}
+	for i, v := range headerValues {
+		needles["custom header value "+string(rune('0'+i))] = v
+	}
 	for i, s := range secrets {
 		enc := strings.TrimPrefix(s, "whsec_")
 		raw, err := base64.StdEncoding.DecodeString(enc)

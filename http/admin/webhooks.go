@@ -106,7 +106,7 @@ func (s *Server) updateEndpoint(ctx context.Context, w *streams.Write, r *http.R
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Update(ctx, w.Tx, r.PathValue("id"), in.WebhookEndpointUpdate, sub, access, guard, w.At)
+	e, err := webhooks.Update(ctx, w.Tx, r.PathValue("id"), in.WebhookEndpointUpdate, sub, access, guard, s.deps.Secrets, w.At)
 	if err != nil {
 		return 0, nil, err
 	}

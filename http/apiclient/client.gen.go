@@ -5162,14 +5162,17 @@ type WebhookDeliveryStatus string
 
 // WebhookEndpoint defines model for WebhookEndpoint.
 type WebhookEndpoint struct {
-	CreatedAt               time.Time                      `json:"created_at"`
-	Description             string                         `json:"description"`
-	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
-	Events                  []EventName                    `json:"events"`
-	Id                      string                         `json:"id"`
-	Object                  WebhookEndpointObject          `json:"object"`
-	Payload                 WebhookPayload                 `json:"payload"`
-	PreviousSecretExpiresAt *time.Time                     `json:"previous_secret_expires_at"`
+	CreatedAt      time.Time                      `json:"created_at"`
+	Description    string                         `json:"description"`
+	DisabledReason *WebhookEndpointDisabledReason `json:"disabled_reason"`
+	Events         []EventName                    `json:"events"`
+
+	// Headers The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again.
+	Headers                 []string              `json:"headers"`
+	Id                      string                `json:"id"`
+	Object                  WebhookEndpointObject `json:"object"`
+	Payload                 WebhookPayload        `json:"payload"`
+	PreviousSecretExpiresAt *time.Time            `json:"previous_secret_expires_at"`
 
 	// Secret The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key.
 	Secret             *string               `json:"secret,omitempty"`
@@ -5190,6 +5193,9 @@ type WebhookEndpointCreate struct {
 
 	// Events Event names, family wildcards such as sale.*, or ["*"] alone.
 	Events []EventName `json:"events"`
+
+	// Headers Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names.
+	Headers *map[string]string `json:"headers,omitempty"`
 
 	// Payload full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events.
 	Payload *WebhookPayload `json:"payload,omitempty"`
@@ -5231,6 +5237,9 @@ type WebhookEndpointUpdate struct {
 
 	// Events A new subscription; changing it needs the module reads and makes the caller the subscriber.
 	Events *[]EventName `json:"events,omitempty"`
+
+	// Headers Replaces every custom header (same rules as on creation); {} or null removes them all.
+	Headers *map[string]string `json:"headers,omitempty"`
 
 	// Payload full or thin (what each delivery carries).
 	Payload *WebhookPayload `json:"payload,omitempty"`

@@ -217,3 +217,41 @@ func TestThePortalSetsAThinPayload(t *testing.T) {
 		t.Errorf("the edit form does not keep the thin payload:\n%s", p.body)
 	}
 }
+
+// Issue 27 item 2: the form sets custom headers ("Name: value" a line);
+// the endpoint's page shows their names, never a value; an empty box keeps
+// them on edit, and the box ticked removes them.
+func TestThePortalSetsCustomHeadersWithoutShowingThem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/gw"},
+		"events": {"client.created"}, "headers": {"x-api-key: gw-secret-value\n\nX-Tenant: 42"}})
+	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
+	if created.status != 200 || id == nil {
+		t.Fatalf("create: %d\n%s", created.status, created.body)
+	}
+	page := func() string { return b.get(t, "/portal/endpoints/"+id[1]).body }
+	if p := page(); !strings.Contains(p, "X-Api-Key, X-Tenant") || strings.Contains(p, "gw-secret-value") {
+		t.Fatalf("the endpoint page: want the names only\n%s", p)
+	}
+	if p := b.get(t, "/portal/endpoints/"+id[1]+"/edit"); strings.Contains(p.body, "gw-secret-value") || !strings.Contains(p.body, "clear_headers") {
+		t.Errorf("the edit form shows a value or no way to remove them\n%s", p.body)
+	}
+	edit := url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/gw"}, "events": {"client.created"}}
+	b.post(t, "/portal/endpoints/"+id[1], edit)
+	if !strings.Contains(page(), "X-Api-Key, X-Tenant") {
+		t.Error("an edit with the box empty did not keep the headers")
+	}
+	edit.Set("clear_headers", "1")
+	b.post(t, "/portal/endpoints/"+id[1], edit)
+	if strings.Contains(page(), "X-Api-Key") {
+		t.Error("the ticked box did not remove the headers")
+	}
+	bad := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/gw2"},
+		"events": {"client.created"}, "headers": {"no colon here"}})
+	if bad.status != 422 {
+		t.Errorf("a line without a colon: %d", bad.status)
+	}
+}

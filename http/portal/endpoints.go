@@ -98,6 +98,7 @@ type endpointForm struct {
 	URL         string
 	Description string
 	Payload     string
+	HeaderNames []string // the custom headers the endpoint has (their values are never shown)
 	Events      map[string]bool
 	Families    []family
 }
@@ -121,7 +122,9 @@ func (s *Server) editEndpoint(c *call) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &result{page: "endpoint_form", data: s.form(e.ID, e.URL, e.Description, e.Payload, e.Events)}, nil
+	f := s.form(e.ID, e.URL, e.Description, e.Payload, e.Events)
+	f.HeaderNames = e.HeaderNames
+	return &result{page: "endpoint_form", data: f}, nil
 }
 
 func formEvents(r *http.Request) []webhooks.EventName {
@@ -130,6 +133,27 @@ func formEvents(r *http.Request) []webhooks.EventName {
 		out = append(out, webhooks.EventName(e))
 	}
 	return out
+}
+
+// formHeaders reads the custom headers box: one "Name: value" a line
+// (nil when empty); a line without a colon is a field error on headers.
+func formHeaders(r *http.Request) (map[string]string, error) {
+	var out map[string]string
+	for line := range strings.SplitSeq(r.PostFormValue("headers"), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, apierr.Invalid("headers", apierr.InvalidValue)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return out, nil
 }
 
 // formPayload is the form's payload choice; full when none was sent.
@@ -169,7 +193,11 @@ func (s *Server) withURLError(c *call, err error, url string) error {
 func (s *Server) createEndpoint(c *call) (*result, error) {
 	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
 	payload := formPayload(c.r)
-	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload}
+	headers, herr := formHeaders(c.r)
+	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload, Headers: headers}
+	if herr != nil {
+		return s.invalid(c, herr, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
+	}
 	e, err := webhooks.Create(c.ctx, c.tx, c.company.ID, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now)
 	if err != nil {
 		return s.invalid(c, err, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
@@ -184,7 +212,18 @@ func (s *Server) updateEndpoint(c *call) (*result, error) {
 	in := webhooks.WebhookEndpointUpdate{URL: field.Opt[string]{Set: true, Value: url},
 		Description: field.Opt[string]{Set: true, Value: desc}, Events: field.Opt[[]webhooks.EventName]{Set: true, Value: events},
 		Payload: field.Opt[webhooks.WebhookPayload]{Set: true, Value: payload}}
-	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, c.now); err != nil {
+	// Values are never shown, so an empty box keeps the endpoint's headers;
+	// new lines replace them, and the box ticked removes them.
+	headers, herr := formHeaders(c.r)
+	switch {
+	case herr != nil:
+		return s.invalid(c, herr, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))
+	case headers != nil:
+		in.Headers = field.Opt[map[string]string]{Set: true, Value: headers}
+	case c.r.PostFormValue("clear_headers") != "":
+		in.Headers = field.Opt[map[string]string]{Set: true, Null: true}
+	}
+	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now); err != nil {
 		return s.invalid(c, err, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))
 	}
 	return done(id, "saved"), nil

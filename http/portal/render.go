@@ -59,7 +59,7 @@ func parseViews() (*views, error) {
 var stubFuncs = template.FuncMap{
 	"t": func(string, ...any) string { return "" }, "when": func(any) string { return "" },
 	"can": func(string) bool { return false }, "pct": func(float64) string { return "" },
-	"field": func(string) string { return "" }, "str": str, "dict": dict, "dots": dots,
+	"field": func(string) string { return "" }, "str": str, "dict": dict, "dots": dots, "join": strings.Join,
 }
 
 // doneKinds are what ?done= may say an action did (done.* texts).
@@ -140,6 +140,7 @@ func (s *Server) funcs(v *view) template.FuncMap {
 		"str":   str,
 		"dict":  dict,
 		"dots":  dots,
+		"join":  strings.Join,
 	}
 }
 

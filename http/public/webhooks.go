@@ -108,7 +108,7 @@ func (s *Server) updateWebhookEndpoint(ctx context.Context, c *Call[webhooks.Web
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpoint{}, err
 	}
-	return endpointView(webhooks.Update(ctx, c.W.Tx, c.Path("id"), c.Body, subscriber(p), webhookAccess(p), s.deps.Destinations, c.W.At))
+	return endpointView(webhooks.Update(ctx, c.W.Tx, c.Path("id"), c.Body, subscriber(p), webhookAccess(p), s.deps.Destinations, s.deps.Secrets, c.W.At))
 }
 
 func (s *Server) deleteWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpointDeleted, error) {

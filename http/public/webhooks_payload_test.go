@@ -1,6 +1,8 @@
 package public_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"oficina/ops/testkit"
@@ -40,5 +42,58 @@ func TestEndpointPayloadIsFullOrThin(t *testing.T) {
 	}
 	if r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"*"}, "payload": "fat"}); r.Status != 422 {
 		t.Errorf("create with payload fat: %d %s", r.Status, r.Raw)
+	}
+}
+
+// Issue 27 item 2: custom headers. The endpoint shows their names, never
+// their values; a name a delivery sets itself, or that HTTP reserves, a
+// name that is no token, a value with a line break or too long, or more
+// than 10 headers is 422 on headers[.name]; PATCH replaces them, and null
+// removes them all.
+func TestEndpointCustomHeadersShowOnlyTheirNames(t *testing.T) {
+	t.Parallel()
+	api, _ := webhookAPI(t)
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, webhookPerms...)
+	do := func(method, path string, body map[string]any) *httpkit.Response {
+		return api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
+	}
+	r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"},
+		"headers": map[string]string{"x-api-key": "gw-0123456789", "Authorization": "Bearer gateway-token"}})
+	if r.Status != 201 || strings.Contains(string(r.Raw), "gw-0123456789") || strings.Contains(string(r.Raw), "gateway-token") {
+		t.Fatalf("create: %d %s", r.Status, r.Raw)
+	}
+	if got := fmt.Sprint(r.Body["headers"]); got != "[Authorization X-Api-Key]" {
+		t.Errorf("headers %s, want the two names, canonical and sorted", got)
+	}
+	id := r.Body["id"].(string)
+	many := map[string]string{}
+	for i := range 11 {
+		many[fmt.Sprintf("X-H%d", i)] = "v"
+	}
+	for _, tc := range []struct {
+		headers map[string]string
+		param   string
+	}{
+		{map[string]string{"Webhook-Signature": "v1,forged"}, "headers.Webhook-Signature invalid_value"},
+		{map[string]string{"webhook-custom": "x"}, "headers.webhook-custom invalid_value"},
+		{map[string]string{"Content-Type": "text/plain"}, "headers.Content-Type invalid_value"},
+		{map[string]string{"Host": "evil.example"}, "headers.Host invalid_value"},
+		{map[string]string{"X Api": "x"}, "headers.X Api invalid_value"},
+		{map[string]string{"X-Api-Key": "a\r\nInjected: 1"}, "headers.X-Api-Key invalid_value"},
+		{map[string]string{"X-Api-Key": strings.Repeat("a", 1025)}, "headers.X-Api-Key invalid_value"},
+		{map[string]string{"X-Api-Key": ""}, "headers.X-Api-Key invalid_value"},
+		{many, "headers too_long"},
+	} {
+		if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"headers": tc.headers}); r.Status != 422 || param(r) != tc.param {
+			t.Errorf("%v: %d %s (param %q, want %q)", tc.headers, r.Status, r.Raw, param(r), tc.param)
+		}
+	}
+	if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"headers": map[string]string{"X-Other": "1"}}); r.Status != 200 ||
+		fmt.Sprint(r.Body["headers"]) != "[X-Other]" {
+		t.Errorf("replace: %d %s", r.Status, r.Raw)
+	}
+	if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"headers": nil}); r.Status != 200 || fmt.Sprint(r.Body["headers"]) != "[]" {
+		t.Errorf("remove all: %d %s", r.Status, r.Raw)
 	}
 }

@@ -73,6 +73,9 @@ type Row struct {
 	DisabledReason *string  `bun:"disabled_reason" json:"disabled_reason"`
 	// Payload is what the endpoint receives: PayloadFull or PayloadThin.
 	Payload string `bun:"payload" json:"payload"`
+	// HeaderNames are the custom headers' names (their values are sealed
+	// with the secrets), sorted.
+	HeaderNames []string `bun:"header_names,array" json:"header_names"`
 	// The signing secrets, sealed (secrets.go); the previous one only
 	// during a rotation grace, until PreviousSecretExpiresAt.
 	SealedSecrets
@@ -103,6 +106,7 @@ type WebhookEndpoint struct {
 	Status                  WebhookEndpointStatus          `json:"status"`
 	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
 	Payload                 WebhookPayload                 `json:"payload"`
+	Headers                 []string                       `json:"headers" doc:"The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again."`
 	Secret                  string                         `json:"secret,omitempty" doc:"The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key."`
 	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
 	SubscriberMemberID      string                         `json:"subscriber_member_id"`
@@ -121,7 +125,7 @@ func (e *Row) View() WebhookEndpoint {
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
 		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason),
-		Payload: WebhookPayload(e.Payload), PreviousSecretExpiresAt: prev,
+		Payload: WebhookPayload(e.Payload), Headers: append([]string{}, e.HeaderNames...), PreviousSecretExpiresAt: prev,
 		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,6 +27,7 @@ import (
 const (
 	labelSecret   = "webhook_endpoints.sealed_secret"
 	labelPrevious = "webhook_endpoints.sealed_previous_secret"
+	labelHeaders  = "webhook_endpoints.sealed_headers"
 )
 
 // ErrNotSealed is a row written before secrets were sealed, not yet sealed
@@ -64,13 +66,17 @@ type SealedSecrets struct {
 	KeyID          string `bun:"secret_key_id,nullzero" json:"secret_key_id"`
 	SealedSecret   Sealed `bun:"sealed_secret" json:"sealed_secret"`
 	SealedPrevious Sealed `bun:"sealed_previous_secret" json:"sealed_previous_secret"`
+	// SealedHeaders are the custom headers' values, a JSON object sealed
+	// like the secrets (nil: none).
+	SealedHeaders Sealed `bun:"sealed_headers" json:"sealed_headers"`
 }
 
 // Secrets are an endpoint's secrets in clear: in memory only, for signing
 // and for the one answer that shows a new secret.
 type Secrets struct {
 	Current  string
-	Previous string // "" without one
+	Previous string            // "" without one
+	Headers  map[string]string // the custom headers sent with every delivery (issue 27 item 2)
 }
 
 // String hides the secrets, so a value printed by mistake shows none.
@@ -92,6 +98,15 @@ func SealSecrets(ring *secretbox.Keyring, companyID, endpointID string, s Secret
 	out := SealedSecrets{KeyID: id, SealedSecret: cur}
 	if s.Previous != "" {
 		if _, out.SealedPrevious, err = ring.Seal([]byte(s.Previous), secretbox.Bind(labelPrevious, companyID, endpointID)); err != nil {
+			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
+		}
+	}
+	if len(s.Headers) > 0 {
+		b, err := json.Marshal(s.Headers)
+		if err != nil {
+			return SealedSecrets{}, err
+		}
+		if _, out.SealedHeaders, err = ring.Seal(b, secretbox.Bind(labelHeaders, companyID, endpointID)); err != nil {
 			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
 		}
 	}
@@ -119,6 +134,15 @@ func (s SealedSecrets) Open(ring *secretbox.Keyring, companyID, endpointID strin
 			return Secrets{}, fmt.Errorf("webhooks: open previous secret of %s: %w", endpointID, err)
 		}
 		out.Previous = string(prev)
+	}
+	if s.SealedHeaders != nil {
+		b, err := ring.Open(s.KeyID, s.SealedHeaders, secretbox.Bind(labelHeaders, companyID, endpointID))
+		if err != nil {
+			return Secrets{}, fmt.Errorf("webhooks: open headers of %s: %w", endpointID, err)
+		}
+		if err := json.Unmarshal(b, &out.Headers); err != nil {
+			return Secrets{}, fmt.Errorf("webhooks: headers of %s: %w", endpointID, err)
+		}
 	}
 	return out, nil
 }
@@ -260,7 +284,7 @@ func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, co
 	n := 0
 	err := tenant.Tx(ctx, idb, companyID, func(ctx context.Context, tx bun.Tx) error {
 		var rows []Row
-		q := tx.NewSelect().Model(&rows).Column("id", "company_id", "secret_key_id", "sealed_secret", "sealed_previous_secret").
+		q := tx.NewSelect().Model(&rows).Column("id", "company_id", "secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers").
 			OrderExpr("id").For("UPDATE")
 		if unsealedOnly {
 			q = q.Where("secret_key_id IS NULL")
@@ -283,7 +307,7 @@ func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, co
 			if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, s); err != nil {
 				return err
 			}
-			if _, err := tx.NewUpdate().Model(e).Column("secret_key_id", "sealed_secret", "sealed_previous_secret").
+			if _, err := tx.NewUpdate().Model(e).Column("secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers").
 				WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("webhooks: reseal %s: %w", e.ID, err)
 			}

@@ -247,7 +247,7 @@ func TestRekeyResealsEveryRowUnderTheFirstKey(t *testing.T) {
 	for id, w := range want {
 		row := stored(t, co, id)
 		s, err := open(t, row, onlyNew)
-		if err != nil || row.KeyID != "k2" || s != w {
+		if err != nil || row.KeyID != "k2" || s.Current != w.Current || s.Previous != w.Previous || len(s.Headers) != 0 {
 			t.Errorf("%s: key %q, %v", id, row.KeyID, err)
 		}
 	}

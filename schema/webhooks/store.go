@@ -26,19 +26,21 @@ type Access func(events []string) error
 
 // WebhookEndpointCreate is the body of POST /webhook_endpoints.
 type WebhookEndpointCreate struct {
-	URL         string          `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
-	Description *string         `json:"description" doc:"Free text, up to 10,000 characters."`
-	Events      []EventName     `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
-	Payload     *WebhookPayload `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
+	URL         string            `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
+	Description *string           `json:"description" doc:"Free text, up to 10,000 characters."`
+	Events      []EventName       `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
+	Payload     *WebhookPayload   `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
+	Headers     map[string]string `json:"headers" doc:"Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names."`
 }
 
 // WebhookEndpointUpdate is the body of PATCH /webhook_endpoints/{id};
 // omitted members stay as they are.
 type WebhookEndpointUpdate struct {
-	URL         field.Opt[string]         `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
-	Description field.Opt[string]         `json:"description" doc:"A new description; \"\" clears it."`
-	Events      field.Opt[[]EventName]    `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
-	Payload     field.Opt[WebhookPayload] `json:"payload" doc:"full or thin (what each delivery carries)."`
+	URL         field.Opt[string]            `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
+	Description field.Opt[string]            `json:"description" doc:"A new description; \"\" clears it."`
+	Events      field.Opt[[]EventName]       `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+	Payload     field.Opt[WebhookPayload]    `json:"payload" doc:"full or thin (what each delivery carries)."`
+	Headers     field.Opt[map[string]string] `json:"headers" api:"nullable" doc:"Replaces every custom header (same rules as on creation); {} or null removes them all."`
 }
 
 // WebhookSecretRotation is the optional body of rotate_secret.
@@ -71,6 +73,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		payload = string(*in.Payload)
 		checkPayload(&f, payload)
 	}
+	headerNames := checkHeaders(&f, in.Headers)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -96,9 +99,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		return nil, err
 	}
 	e := &Row{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
-		Status: StatusEnabled, Payload: payload, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
+		Status: StatusEnabled, Payload: payload, HeaderNames: headerNames, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
 		CreatedAt: now, UpdatedAt: now, shown: secret}
-	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret}); err != nil {
+	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret, Headers: canonical(in.Headers)}); err != nil {
 		return nil, err
 	}
 	if _, err := tx.NewInsert().Model(e).Exec(ctx); err != nil {
@@ -126,8 +129,9 @@ func addField(f *apierr.Fields, err error) {
 
 // Update applies p. Changing the URL or the events needs access to the
 // resulting events and makes the editor the subscriber (spec 6.6); a
-// description change alone does neither.
-func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate, editor Subscriber, access Access, guard URLChecker, now time.Time) (*Row, error) {
+// description change alone does neither. New custom headers are sealed
+// under ring with the secrets.
+func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate, editor Subscriber, access Access, guard URLChecker, ring *secretbox.Keyring, now time.Time) (*Row, error) {
 	e, err := getForUpdate(ctx, tx, id)
 	if err != nil {
 		return nil, err
@@ -167,6 +171,10 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 			checkPayload(&f, e.Payload)
 		}
 	}
+	var headerNames []string
+	if p.Headers.Set {
+		headerNames = checkHeaders(&f, p.Headers.Value) // null: none
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -183,13 +191,27 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 		e.URL, e.Events = url, events
 		e.SubscriberMemberID, e.SubscriberKeyID = editor.MemberID, editor.keyID()
 	}
+	if p.Headers.Set {
+		s, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		s.Headers = canonical(p.Headers.Value)
+		if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, s); err != nil {
+			return nil, err
+		}
+		e.HeaderNames = headerNames
+		if e.HeaderNames == nil {
+			e.HeaderNames = []string{}
+		}
+	}
 	e.UpdatedAt = now
 	return e, save(ctx, tx, e)
 }
 
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "status", "disabled_reason",
-		"secret_key_id", "sealed_secret", "sealed_previous_secret", "previous_secret_expires_at",
+		"secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers", "header_names", "previous_secret_expires_at",
 		"subscriber_member_id", "subscriber_key_id", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks: save %s: %w", e.ID, err)
@@ -297,13 +319,18 @@ func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	next := Secrets{Current: secret}
-	e.PreviousSecretExpiresAt = nil
-	if grace > 0 {
-		old, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
-		if err != nil {
+	// The old secrets are opened only when something of them stays: the
+	// previous secret during a grace, the custom headers. Without either,
+	// a rotation also mends an endpoint whose secret no longer opens.
+	var old Secrets
+	if grace > 0 || e.SealedHeaders != nil {
+		if old, err = e.SealedSecrets.Open(ring, e.CompanyID, e.ID); err != nil {
 			return nil, err
 		}
+	}
+	next := Secrets{Current: secret, Headers: old.Headers}
+	e.PreviousSecretExpiresAt = nil
+	if grace > 0 {
 		until := now.Add(grace)
 		next.Previous, e.PreviousSecretExpiresAt = old.Current, &until
 	}
