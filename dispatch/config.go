@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"crypto/tls"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -51,6 +52,10 @@ type Config struct {
 	DB     *bun.DB
 	JS     jetstream.JetStream
 	Client *http.Client // destguard.Guard.Client() in production
+	// CertifiedClient is Client presenting a client certificate, for the
+	// endpoints that have one (destguard.Guard.ClientWithCertificate in
+	// production). Nil: their attempts fail with client_certificate_unsupported.
+	CertifiedClient func(tls.Certificate) *http.Client
 	// Secrets opens the endpoints' sealed signing secrets
 	// (OFICINA_SECRET_KEYS).
 	Secrets *secretbox.Keyring

@@ -19,6 +19,9 @@ type Dispatcher struct {
 	// The database work before and after each send, in group commits
 	// (cycle.go).
 	cycles *batcher[stageReq, stageRes]
+	// certified are the clients of the endpoints with a client
+	// certificate, one per certificate (its connections its own).
+	certified sync.Map // sha256 of the certificate and key → *http.Client
 }
 
 // A Dispatcher is a service: Run delivers until its context ends.

@@ -38,10 +38,11 @@ type plan struct {
 	url      string
 	keys     [][]byte
 	failing  bool
-	thin     bool              // the endpoint takes thin payloads (envelope.Thin)
-	headers  map[string]string // the endpoint's custom headers, opened
-	attempts int               // the delivery's attempts before this one: its retry schedule's place
-	closed   string            // why the delivery is to be closed without an attempt, if it is
+	thin     bool                        // the endpoint takes thin payloads (envelope.Thin)
+	headers  map[string]string           // the endpoint's custom headers, opened
+	cert     *webhooks.ClientCertificate // presented to a receiver that asks (mutual TLS)
+	attempts int                         // the delivery's attempts before this one: its retry schedule's place
+	closed   string                      // why the delivery is to be closed without an attempt, if it is
 }
 
 // viewsCall reads what the deliveries of a batch need before their send.
@@ -136,7 +137,7 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 			out[i].res.closed = ErrSubscriberAccessLost
 			continue
 		}
-		keys, headers, err := signingKeys(e, d.cfg.Secrets, now)
+		keys, opened, err := signingKeys(e, d.cfg.Secrets, now)
 		if err != nil {
 			// A key missing from the ring, or a value that does not open:
 			// the attempt fails (and is retried on the schedule, so putting
@@ -145,7 +146,8 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 			d.cfg.Logger().Error("dispatch: cannot open the endpoint's signing secret", "company", company,
 				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
 		}
-		out[i].res = plan{send: true, url: e.URL, keys: keys, headers: headers, failing: e.FailingSince != nil, thin: e.Payload == webhooks.PayloadThin,
+		out[i].res = plan{send: true, url: e.URL, keys: keys, headers: opened.Headers, cert: opened.ClientCertificate,
+			failing: e.FailingSince != nil, thin: e.Payload == webhooks.PayloadThin,
 			attempts: attempts[dm.DeliveryID]}
 	}
 }
@@ -154,21 +156,21 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 // current secret's, plus the previous one's while its rotation grace
 // lasts; and the endpoint's custom headers. The secrets are opened with
 // ring here, in memory only.
-func signingKeys(e *webhooks.Row, ring *secretbox.Keyring, at time.Time) ([][]byte, map[string]string, error) {
+func signingKeys(e *webhooks.Row, ring *secretbox.Keyring, at time.Time) ([][]byte, webhooks.Secrets, error) {
 	s, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, webhooks.Secrets{}, err
 	}
 	secrets := s.Signing(e.PreviousSecretExpiresAt, at)
 	keys := make([][]byte, 0, len(secrets))
 	for _, secret := range secrets {
 		k, err := signing.ParseSecret(secret)
 		if err != nil {
-			return nil, nil, fmt.Errorf("dispatch: endpoint %s: %w", e.ID, err)
+			return nil, webhooks.Secrets{}, fmt.Errorf("dispatch: endpoint %s: %w", e.ID, err)
 		}
 		keys = append(keys, k)
 	}
-	return keys, s.Headers, nil
+	return keys, s, nil
 }
 
 // subscriberAllowed reports whether the endpoint's subscriber may still

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -78,7 +80,11 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		// custom header is a secret of the company.
 		detail.RequestHeaders[k] = []string{SealedHeaderValue}
 	}
-	resp, err := d.cfg.Client.Do(req)
+	client, err := d.client(pl)
+	if err != nil {
+		return attemptResult{err: err.Error(), detail: detail.finish(nil)}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		reason := destguard.Reason(err)
 		d.cfg.Logger().Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,
@@ -97,6 +103,27 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), at)
 	}
 	return r
+}
+
+// client is the HTTP client of pl's send: the endpoint's own, presenting
+// its client certificate, when it has one.
+func (d *Dispatcher) client(pl plan) (*http.Client, error) {
+	if pl.cert == nil {
+		return d.cfg.Client, nil
+	}
+	if d.cfg.CertifiedClient == nil {
+		return nil, errors.New("client_certificate_unsupported")
+	}
+	sum := sha256.Sum256([]byte(pl.cert.CertificatePEM + "\x00" + pl.cert.KeyPEM))
+	if c, ok := d.certified.Load(sum); ok {
+		return c.(*http.Client), nil
+	}
+	pair, err := pl.cert.TLS()
+	if err != nil {
+		return nil, errors.New("invalid_client_certificate")
+	}
+	c, _ := d.certified.LoadOrStore(sum, d.cfg.CertifiedClient(pair))
+	return c.(*http.Client), nil
 }
 
 // parseRetryAfter reads delay-seconds or an HTTP date; 0 when absent or bad.

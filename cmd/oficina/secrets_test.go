@@ -55,7 +55,12 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	ea := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "", map[string]any{"url": a.srv.URL + "/hook", "events": []string{"*"},
 		"headers": map[string]string{"x-api-key": apiKeyHeader}})
 	a.header = [2]string{"X-Api-Key", apiKeyHeader}
-	idem := map[string]any{"url": b.srv.URL + "/hook", "events": []string{"*"}}
+	// b's endpoint has a client certificate (mutual TLS): its key is a
+	// secret too.
+	certPEM, keyPEM, _ := testkit.ClientCertificate(t, "sealed-client", time.Now().Add(24*time.Hour))
+	idem := map[string]any{"url": b.srv.URL + "/hook", "events": []string{"*"},
+		"client_certificate": map[string]string{"certificate": certPEM, "private_key": keyPEM}}
+	keyBody := strings.Join(strings.Split(strings.TrimSpace(keyPEM), "\n")[1:2], "")
 	eb := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "create-b", idem)
 	if replay := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "create-b", idem); replay["secret"] != nil {
 		t.Fatal("a replayed creation shows the secret")
@@ -76,7 +81,7 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	secrets := append(append([]string{}, a.secrets...), b.secrets...)
 	p.settle(ownerURL)
 	p.stop()
-	scan(t, ownerURL, dev.dataDir, secrets, []string{k1}, apiKeyHeader)
+	scan(t, ownerURL, dev.dataDir, secrets, []string{k1}, apiKeyHeader, keyBody)
 
 	// 2. A new key first: everything still opens; rekey moves every row.
 	p = dev.start(k2+","+k1, p.key)
@@ -110,7 +115,7 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	b.verify(t, 1)
 	p.settle(ownerURL)
 	p.stop()
-	scan(t, ownerURL, dev.dataDir, secrets, []string{k1, k2}, apiKeyHeader)
+	scan(t, ownerURL, dev.dataDir, secrets, []string{k1, k2}, apiKeyHeader, keyBody)
 }
 
 const devAdminToken = "secrets-test-admin-token-0123456789abcdef"

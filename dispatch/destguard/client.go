@@ -3,7 +3,6 @@ package destguard
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -28,14 +27,24 @@ func (g *Guard) Client() *http.Client {
 	return &c
 }
 
-func (g *Guard) newClient(roots *x509.CertPool, timeout time.Duration) *http.Client {
+// ClientWithCertificate is Client presenting cert to receivers that ask
+// for one (mutual TLS, issue 27 item 2): the same rules, timeouts and trust,
+// and connections of its own, so that a connection made with one
+// endpoint's certificate never carries another's request.
+func (g *Guard) ClientWithCertificate(cert tls.Certificate) *http.Client {
+	return g.newClient([]tls.Certificate{cert})
+}
+
+func (g *Guard) newClient(certs []tls.Certificate) *http.Client {
+	roots, timeout := g.roots, g.timeout
 	step := min(timeout, maxDialTimeout)
 	tr := &http.Transport{
 		Proxy:       nil, // never from the environment (HTTP_PROXY etc.)
 		DialContext: (&dialer{g: g, timeout: step}).DialContext,
 		TLSClientConfig: &tls.Config{
-			MinVersion: tls.VersionTLS12,
-			RootCAs:    roots,
+			MinVersion:   tls.VersionTLS12,
+			RootCAs:      roots,
+			Certificates: certs,
 		},
 		ForceAttemptHTTP2:     true, // a custom dialer and TLS config disable it otherwise
 		TLSHandshakeTimeout:   step,

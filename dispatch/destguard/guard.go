@@ -53,6 +53,8 @@ type Guard struct {
 	resolver Resolver
 	ssrf     *ssrf.Guardian
 	client   *http.Client
+	roots    *x509.CertPool // nil: the system's
+	timeout  time.Duration
 }
 
 // extraDenied lists public addresses that are nevertheless platform services.
@@ -100,7 +102,8 @@ func New(cfg Config) (*Guard, error) {
 	if g.resolver == nil {
 		g.resolver = net.DefaultResolver
 	}
-	g.client = g.newClient(roots, cfg.Timeout)
+	g.roots, g.timeout = roots, cfg.Timeout
+	g.client = g.newClient(nil)
 	return g, nil
 }
 

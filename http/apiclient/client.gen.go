@@ -5125,6 +5125,24 @@ type TechnicianCompletion struct {
 	TechnicianId string    `json:"technician_id"`
 }
 
+// WebhookClientCertificate defines model for WebhookClientCertificate.
+type WebhookClientCertificate struct {
+	// ExpiresAt When it expires: deliveries fail the receiver's handshake after that; set a new one before.
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Subject The certificate's subject, as its distinguished name.
+	Subject string `json:"subject"`
+}
+
+// WebhookClientCertificateInput defines model for WebhookClientCertificateInput.
+type WebhookClientCertificateInput struct {
+	// Certificate The client certificate in PEM, followed by its intermediates if the receiver needs them.
+	Certificate string `json:"certificate"`
+
+	// PrivateKey Its private key in PEM (PKCS #1, PKCS #8 or EC); sealed at rest and never shown again.
+	PrivateKey string `json:"private_key"`
+}
+
 // WebhookDelivery defines model for WebhookDelivery.
 type WebhookDelivery struct {
 	Attempts  int64     `json:"attempts"`
@@ -5162,10 +5180,12 @@ type WebhookDeliveryStatus string
 
 // WebhookEndpoint defines model for WebhookEndpoint.
 type WebhookEndpoint struct {
-	CreatedAt      time.Time                      `json:"created_at"`
-	Description    string                         `json:"description"`
-	DisabledReason *WebhookEndpointDisabledReason `json:"disabled_reason"`
-	Events         []EventName                    `json:"events"`
+	// ClientCertificate The client certificate presented to a receiver that asks for one (mutual TLS), or null.
+	ClientCertificate *WebhookClientCertificate      `json:"client_certificate"`
+	CreatedAt         time.Time                      `json:"created_at"`
+	Description       string                         `json:"description"`
+	DisabledReason    *WebhookEndpointDisabledReason `json:"disabled_reason"`
+	Events            []EventName                    `json:"events"`
 
 	// Headers The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again.
 	Headers                 []string              `json:"headers"`
@@ -5188,6 +5208,9 @@ type WebhookEndpointObject string
 
 // WebhookEndpointCreate defines model for WebhookEndpointCreate.
 type WebhookEndpointCreate struct {
+	// ClientCertificate A client certificate and key (PEM) presented to a receiver that demands mutual TLS; sealed at rest, the endpoint shows its subject and expiry.
+	ClientCertificate *WebhookClientCertificateInput `json:"client_certificate,omitempty"`
+
 	// Description Free text, up to 10,000 characters.
 	Description *string `json:"description,omitempty"`
 
@@ -5232,6 +5255,9 @@ type WebhookEndpointStatus string
 
 // WebhookEndpointUpdate defines model for WebhookEndpointUpdate.
 type WebhookEndpointUpdate struct {
+	// ClientCertificate A new client certificate and key; null removes it.
+	ClientCertificate *WebhookClientCertificateInput `json:"client_certificate,omitempty"`
+
 	// Description A new description; "" clears it.
 	Description *string `json:"description,omitempty"`
 

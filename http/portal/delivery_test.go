@@ -255,3 +255,34 @@ func TestThePortalSetsCustomHeadersWithoutShowingThem(t *testing.T) {
 		t.Errorf("a line without a colon: %d", bad.status)
 	}
 }
+
+// Issue 27 item 2: the form sets a client certificate (PEM and key); the
+// endpoint's page shows its subject and expiry, never the key; the box
+// ticked removes it.
+func TestThePortalSetsAClientCertificate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	certPEM, keyPEM, _ := testkit.ClientCertificate(t, "portal-client", time.Now().Add(24*time.Hour))
+	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls"},
+		"events": {"client.created"}, "client_certificate": {certPEM}, "client_key": {keyPEM}})
+	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
+	if created.status != 200 || id == nil {
+		t.Fatalf("create: %d\n%s", created.status, created.body)
+	}
+	keyLine := strings.Split(keyPEM, "\n")[1]
+	if p := b.get(t, "/portal/endpoints/"+id[1]); !strings.Contains(p.body, "CN=portal-client") || strings.Contains(p.body, keyLine) {
+		t.Fatalf("the endpoint page: want the subject, never the key\n%s", p.body)
+	}
+	b.post(t, "/portal/endpoints/"+id[1], url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls"},
+		"events": {"client.created"}, "clear_client_certificate": {"1"}})
+	if p := b.get(t, "/portal/endpoints/"+id[1]); strings.Contains(p.body, "CN=portal-client") {
+		t.Error("the ticked box did not remove the certificate")
+	}
+	bad := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls2"},
+		"events": {"client.created"}, "client_certificate": {"not a certificate"}, "client_key": {"nor a key"}})
+	if bad.status != 422 {
+		t.Errorf("a certificate that does not parse: %d", bad.status)
+	}
+}

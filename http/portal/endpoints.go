@@ -99,6 +99,7 @@ type endpointForm struct {
 	Description string
 	Payload     string
 	HeaderNames []string // the custom headers the endpoint has (their values are never shown)
+	CertSubject string   // the client certificate's subject, if it has one
 	Events      map[string]bool
 	Families    []family
 }
@@ -124,6 +125,9 @@ func (s *Server) editEndpoint(c *call) (*result, error) {
 	}
 	f := s.form(e.ID, e.URL, e.Description, e.Payload, e.Events)
 	f.HeaderNames = e.HeaderNames
+	if c := e.View().ClientCertificate; c != nil {
+		f.CertSubject = c.Subject
+	}
 	return &result{page: "endpoint_form", data: f}, nil
 }
 
@@ -154,6 +158,15 @@ func formHeaders(r *http.Request) (map[string]string, error) {
 		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
 	return out, nil
+}
+
+// formCertificate is the client certificate the form sets (nil: none sent).
+func formCertificate(r *http.Request) *webhooks.WebhookClientCertificateInput {
+	cert, key := strings.TrimSpace(r.PostFormValue("client_certificate")), strings.TrimSpace(r.PostFormValue("client_key"))
+	if cert == "" && key == "" {
+		return nil
+	}
+	return &webhooks.WebhookClientCertificateInput{Certificate: cert, PrivateKey: key}
 }
 
 // formPayload is the form's payload choice; full when none was sent.
@@ -194,7 +207,8 @@ func (s *Server) createEndpoint(c *call) (*result, error) {
 	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
 	payload := formPayload(c.r)
 	headers, herr := formHeaders(c.r)
-	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload, Headers: headers}
+	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload, Headers: headers,
+		ClientCertificate: formCertificate(c.r)}
 	if herr != nil {
 		return s.invalid(c, herr, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
 	}
@@ -222,6 +236,14 @@ func (s *Server) updateEndpoint(c *call) (*result, error) {
 		in.Headers = field.Opt[map[string]string]{Set: true, Value: headers}
 	case c.r.PostFormValue("clear_headers") != "":
 		in.Headers = field.Opt[map[string]string]{Set: true, Null: true}
+	}
+	// The same for the client certificate: new PEM replaces it, the box
+	// ticked removes it, nothing keeps it.
+	switch cert := formCertificate(c.r); {
+	case cert != nil:
+		in.ClientCertificate = field.Opt[webhooks.WebhookClientCertificateInput]{Set: true, Value: *cert}
+	case c.r.PostFormValue("clear_client_certificate") != "":
+		in.ClientCertificate = field.Opt[webhooks.WebhookClientCertificateInput]{Set: true, Null: true}
 	}
 	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now); err != nil {
 		return s.invalid(c, err, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))

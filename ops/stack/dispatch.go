@@ -57,7 +57,7 @@ func newDispatcher(nc *nats.Conn, bdb *bun.DB, guard *destguard.Guard, ring *sec
 	if err != nil {
 		return nil, fmt.Errorf("stack: jetstream: %w", err)
 	}
-	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), Secrets: ring, Base: service.Base{Log: log}, Observer: obs,
+	return dispatch.New(dispatch.Config{DB: bdb, JS: js, Client: guard.Client(), CertifiedClient: guard.ClientWithCertificate, Secrets: ring, Base: service.Base{Log: log}, Observer: obs,
 		Partitions: jsconfig.DefaultConfig().Partitions, LeaseReplicas: replicas})
 }
 

@@ -76,6 +76,9 @@ type Row struct {
 	// HeaderNames are the custom headers' names (their values are sealed
 	// with the secrets), sorted.
 	HeaderNames []string `bun:"header_names,array" json:"header_names"`
+	// The client certificate's subject and expiry (its PEM is sealed).
+	ClientCertificateSubject   *string    `bun:"client_certificate_subject" json:"client_certificate_subject"`
+	ClientCertificateExpiresAt *time.Time `bun:"client_certificate_expires_at" json:"client_certificate_expires_at"`
 	// The signing secrets, sealed (secrets.go); the previous one only
 	// during a rotation grace, until PreviousSecretExpiresAt.
 	SealedSecrets
@@ -107,6 +110,7 @@ type WebhookEndpoint struct {
 	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
 	Payload                 WebhookPayload                 `json:"payload"`
 	Headers                 []string                       `json:"headers" doc:"The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again."`
+	ClientCertificate       *WebhookClientCertificate      `json:"client_certificate" doc:"The client certificate presented to a receiver that asks for one (mutual TLS), or null."`
 	Secret                  string                         `json:"secret,omitempty" doc:"The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key."`
 	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
 	SubscriberMemberID      string                         `json:"subscriber_member_id"`
@@ -125,8 +129,9 @@ func (e *Row) View() WebhookEndpoint {
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
 		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason),
-		Payload: WebhookPayload(e.Payload), Headers: append([]string{}, e.HeaderNames...), PreviousSecretExpiresAt: prev,
-		SubscriberMemberID: e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
+		Payload: WebhookPayload(e.Payload), Headers: append([]string{}, e.HeaderNames...), ClientCertificate: e.clientCertificateView(),
+		PreviousSecretExpiresAt: prev,
+		SubscriberMemberID:      e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),
 	}
 }

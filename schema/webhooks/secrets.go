@@ -28,6 +28,7 @@ const (
 	labelSecret   = "webhook_endpoints.sealed_secret"
 	labelPrevious = "webhook_endpoints.sealed_previous_secret"
 	labelHeaders  = "webhook_endpoints.sealed_headers"
+	labelCert     = "webhook_endpoints.sealed_client_certificate"
 )
 
 // ErrNotSealed is a row written before secrets were sealed, not yet sealed
@@ -69,6 +70,9 @@ type SealedSecrets struct {
 	// SealedHeaders are the custom headers' values, a JSON object sealed
 	// like the secrets (nil: none).
 	SealedHeaders Sealed `bun:"sealed_headers" json:"sealed_headers"`
+	// SealedClientCertificate is the mutual-TLS certificate and key, a
+	// JSON ClientCertificate sealed like the secrets (nil: none).
+	SealedClientCertificate Sealed `bun:"sealed_client_certificate" json:"sealed_client_certificate"`
 }
 
 // Secrets are an endpoint's secrets in clear: in memory only, for signing
@@ -77,6 +81,9 @@ type Secrets struct {
 	Current  string
 	Previous string            // "" without one
 	Headers  map[string]string // the custom headers sent with every delivery (issue 27 item 2)
+	// ClientCertificate is presented to receivers that ask for one (nil:
+	// none).
+	ClientCertificate *ClientCertificate
 }
 
 // String hides the secrets, so a value printed by mistake shows none.
@@ -107,6 +114,15 @@ func SealSecrets(ring *secretbox.Keyring, companyID, endpointID string, s Secret
 			return SealedSecrets{}, err
 		}
 		if _, out.SealedHeaders, err = ring.Seal(b, secretbox.Bind(labelHeaders, companyID, endpointID)); err != nil {
+			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
+		}
+	}
+	if s.ClientCertificate != nil {
+		b, err := json.Marshal(s.ClientCertificate)
+		if err != nil {
+			return SealedSecrets{}, err
+		}
+		if _, out.SealedClientCertificate, err = ring.Seal(b, secretbox.Bind(labelCert, companyID, endpointID)); err != nil {
 			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
 		}
 	}
@@ -142,6 +158,16 @@ func (s SealedSecrets) Open(ring *secretbox.Keyring, companyID, endpointID strin
 		}
 		if err := json.Unmarshal(b, &out.Headers); err != nil {
 			return Secrets{}, fmt.Errorf("webhooks: headers of %s: %w", endpointID, err)
+		}
+	}
+	if s.SealedClientCertificate != nil {
+		b, err := ring.Open(s.KeyID, s.SealedClientCertificate, secretbox.Bind(labelCert, companyID, endpointID))
+		if err != nil {
+			return Secrets{}, fmt.Errorf("webhooks: open client certificate of %s: %w", endpointID, err)
+		}
+		out.ClientCertificate = &ClientCertificate{}
+		if err := json.Unmarshal(b, out.ClientCertificate); err != nil {
+			return Secrets{}, fmt.Errorf("webhooks: client certificate of %s: %w", endpointID, err)
 		}
 	}
 	return out, nil
@@ -284,8 +310,8 @@ func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, co
 	n := 0
 	err := tenant.Tx(ctx, idb, companyID, func(ctx context.Context, tx bun.Tx) error {
 		var rows []Row
-		q := tx.NewSelect().Model(&rows).Column("id", "company_id", "secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers").
-			OrderExpr("id").For("UPDATE")
+		q := tx.NewSelect().Model(&rows).Column("id", "company_id", "secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers",
+			"sealed_client_certificate").OrderExpr("id").For("UPDATE")
 		if unsealedOnly {
 			q = q.Where("secret_key_id IS NULL")
 		} else {
@@ -307,8 +333,8 @@ func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, co
 			if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, s); err != nil {
 				return err
 			}
-			if _, err := tx.NewUpdate().Model(e).Column("secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers").
-				WherePK().Exec(ctx); err != nil {
+			if _, err := tx.NewUpdate().Model(e).Column("secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers",
+				"sealed_client_certificate").WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("webhooks: reseal %s: %w", e.ID, err)
 			}
 			n++

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"fmt"
 	"slices"
 	"time"
@@ -26,21 +27,23 @@ type Access func(events []string) error
 
 // WebhookEndpointCreate is the body of POST /webhook_endpoints.
 type WebhookEndpointCreate struct {
-	URL         string            `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
-	Description *string           `json:"description" doc:"Free text, up to 10,000 characters."`
-	Events      []EventName       `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
-	Payload     *WebhookPayload   `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
-	Headers     map[string]string `json:"headers" doc:"Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names."`
+	URL               string                         `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
+	Description       *string                        `json:"description" doc:"Free text, up to 10,000 characters."`
+	Events            []EventName                    `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
+	Payload           *WebhookPayload                `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
+	ClientCertificate *WebhookClientCertificateInput `json:"client_certificate" doc:"A client certificate and key (PEM) presented to a receiver that demands mutual TLS; sealed at rest, the endpoint shows its subject and expiry."`
+	Headers           map[string]string              `json:"headers" doc:"Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names."`
 }
 
 // WebhookEndpointUpdate is the body of PATCH /webhook_endpoints/{id};
 // omitted members stay as they are.
 type WebhookEndpointUpdate struct {
-	URL         field.Opt[string]            `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
-	Description field.Opt[string]            `json:"description" doc:"A new description; \"\" clears it."`
-	Events      field.Opt[[]EventName]       `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
-	Payload     field.Opt[WebhookPayload]    `json:"payload" doc:"full or thin (what each delivery carries)."`
-	Headers     field.Opt[map[string]string] `json:"headers" api:"nullable" doc:"Replaces every custom header (same rules as on creation); {} or null removes them all."`
+	URL               field.Opt[string]                        `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
+	Description       field.Opt[string]                        `json:"description" doc:"A new description; \"\" clears it."`
+	Events            field.Opt[[]EventName]                   `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+	Payload           field.Opt[WebhookPayload]                `json:"payload" doc:"full or thin (what each delivery carries)."`
+	ClientCertificate field.Opt[WebhookClientCertificateInput] `json:"client_certificate" api:"nullable" doc:"A new client certificate and key; null removes it."`
+	Headers           field.Opt[map[string]string]             `json:"headers" api:"nullable" doc:"Replaces every custom header (same rules as on creation); {} or null removes them all."`
 }
 
 // WebhookSecretRotation is the optional body of rotate_secret.
@@ -74,6 +77,11 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		checkPayload(&f, payload)
 	}
 	headerNames := checkHeaders(&f, in.Headers)
+	var cert *ClientCertificate
+	var leaf *x509.Certificate
+	if in.ClientCertificate != nil {
+		cert, leaf = checkClientCertificate(&f, in.ClientCertificate, now)
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -101,7 +109,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	e := &Row{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
 		Status: StatusEnabled, Payload: payload, HeaderNames: headerNames, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
 		CreatedAt: now, UpdatedAt: now, shown: secret}
-	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret, Headers: canonical(in.Headers)}); err != nil {
+	e.setClientCertificate(leaf)
+	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret, Headers: canonical(in.Headers),
+		ClientCertificate: cert}); err != nil {
 		return nil, err
 	}
 	if _, err := tx.NewInsert().Model(e).Exec(ctx); err != nil {
@@ -175,6 +185,11 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 	if p.Headers.Set {
 		headerNames = checkHeaders(&f, p.Headers.Value) // null: none
 	}
+	var cert *ClientCertificate
+	var leaf *x509.Certificate
+	if p.ClientCertificate.Set && !p.ClientCertificate.Null {
+		cert, leaf = checkClientCertificate(&f, &p.ClientCertificate.Value, now)
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -191,18 +206,23 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 		e.URL, e.Events = url, events
 		e.SubscriberMemberID, e.SubscriberKeyID = editor.MemberID, editor.keyID()
 	}
-	if p.Headers.Set {
+	if p.Headers.Set || p.ClientCertificate.Set {
 		s, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
 		if err != nil {
 			return nil, err
 		}
-		s.Headers = canonical(p.Headers.Value)
+		if p.Headers.Set {
+			s.Headers, e.HeaderNames = canonical(p.Headers.Value), headerNames
+			if e.HeaderNames == nil {
+				e.HeaderNames = []string{}
+			}
+		}
+		if p.ClientCertificate.Set {
+			s.ClientCertificate = cert // null: removed
+			e.setClientCertificate(leaf)
+		}
 		if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, s); err != nil {
 			return nil, err
-		}
-		e.HeaderNames = headerNames
-		if e.HeaderNames == nil {
-			e.HeaderNames = []string{}
 		}
 	}
 	e.UpdatedAt = now
@@ -211,7 +231,8 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "status", "disabled_reason",
-		"secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers", "header_names", "previous_secret_expires_at",
+		"secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers", "header_names", "sealed_client_certificate",
+		"client_certificate_subject", "client_certificate_expires_at", "previous_secret_expires_at",
 		"subscriber_member_id", "subscriber_key_id", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks: save %s: %w", e.ID, err)
@@ -323,12 +344,12 @@ func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duratio
 	// previous secret during a grace, the custom headers. Without either,
 	// a rotation also mends an endpoint whose secret no longer opens.
 	var old Secrets
-	if grace > 0 || e.SealedHeaders != nil {
+	if grace > 0 || e.SealedHeaders != nil || e.SealedClientCertificate != nil {
 		if old, err = e.SealedSecrets.Open(ring, e.CompanyID, e.ID); err != nil {
 			return nil, err
 		}
 	}
-	next := Secrets{Current: secret, Headers: old.Headers}
+	next := Secrets{Current: secret, Headers: old.Headers, ClientCertificate: old.ClientCertificate}
 	e.PreviousSecretExpiresAt = nil
 	if grace > 0 {
 		until := now.Add(grace)
