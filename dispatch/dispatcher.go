@@ -22,6 +22,8 @@ type Dispatcher struct {
 	// certified are the clients of the endpoints with a client
 	// certificate, one per certificate (its connections its own).
 	certified sync.Map // sha256 of the certificate and key → *http.Client
+	// tokens are the endpoints' OAuth2 bearer tokens (oauth2.go).
+	tokens sync.Map // tokenKey → token
 }
 
 // A Dispatcher is a service: Run delivers until its context ends.

@@ -41,8 +41,10 @@ type plan struct {
 	thin     bool                        // the endpoint takes thin payloads (envelope.Thin)
 	headers  map[string]string           // the endpoint's custom headers, opened
 	cert     *webhooks.ClientCertificate // presented to a receiver that asks (mutual TLS)
-	attempts int                         // the delivery's attempts before this one: its retry schedule's place
-	closed   string                      // why the delivery is to be closed without an attempt, if it is
+	oauth2   *webhooks.OAuth2            // the client credentials of its bearer token
+	endpoint string
+	attempts int    // the delivery's attempts before this one: its retry schedule's place
+	closed   string // why the delivery is to be closed without an attempt, if it is
 }
 
 // viewsCall reads what the deliveries of a batch need before their send.
@@ -147,6 +149,7 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
 		}
 		out[i].res = plan{send: true, url: e.URL, keys: keys, headers: opened.Headers, cert: opened.ClientCertificate,
+			oauth2: e.OAuth2Of(opened), endpoint: e.ID,
 			failing: e.FailingSince != nil, thin: e.Payload == webhooks.PayloadThin,
 			attempts: attempts[dm.DeliveryID]}
 	}

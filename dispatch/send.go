@@ -74,17 +74,41 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 	for k, v := range pl.headers { // names checked against ours when set (webhooks.checkHeaders)
 		req.Header.Set(k, v)
 	}
+	if pl.oauth2 != nil {
+		tok, err := d.bearer(ctx, pl.endpoint, pl.oauth2, false)
+		if err != nil {
+			d.cfg.Logger().Info("webhook attempt without its OAuth2 token", "company", dm.CompanyID, "endpoint", dm.EndpointID, "err", err)
+			return attemptResult{err: errToken.Error()}
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	detail := startDetail(req, dm.EventID, body)
 	for k := range pl.headers {
 		// The attempt log shows that it was sent, never its value: a
 		// custom header is a secret of the company.
 		detail.RequestHeaders[k] = []string{SealedHeaderValue}
 	}
+	if pl.oauth2 != nil {
+		detail.RequestHeaders["Authorization"] = []string{SealedHeaderValue}
+	}
 	client, err := d.client(pl)
 	if err != nil {
 		return attemptResult{err: err.Error(), detail: detail.finish(nil)}
 	}
 	resp, err := client.Do(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && pl.oauth2 != nil {
+		// The token may have been revoked before it expired: ask for a new
+		// one, once, and send again.
+		_ = resp.Body.Close()
+		tok, terr := d.bearer(ctx, pl.endpoint, pl.oauth2, true)
+		if terr != nil {
+			return attemptResult{err: errToken.Error(), detail: detail.finish(nil)}
+		}
+		again := req.Clone(ctx)
+		again.Body, again.Header = io.NopCloser(bytes.NewReader(body)), req.Header.Clone()
+		again.Header.Set("Authorization", "Bearer "+tok)
+		resp, err = client.Do(again)
+	}
 	if err != nil {
 		reason := destguard.Reason(err)
 		d.cfg.Logger().Info("webhook attempt without answer", "company", dm.CompanyID, "endpoint", dm.EndpointID,

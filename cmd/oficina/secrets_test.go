@@ -51,9 +51,16 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	// 1. Every path a secret takes, under k1.
 	p := dev.start(k1, "")
 	// a's endpoint sits behind a gateway: a custom header, a secret too.
-	const apiKeyHeader = "gw-key-0123456789abcdef-sealed"
+	// and OAuth2 client credentials, whose secret is sealed as well.
+	const apiKeyHeader, oauthSecret = "gw-key-0123456789abcdef-sealed", "oauth-client-secret-0123456789-sealed"
+	tokens := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"tok","token_type":"bearer","expires_in":3600}`))
+	}))
+	t.Cleanup(tokens.Close)
 	ea := p.call(http.StatusCreated, "POST", "/webhook_endpoints", "", map[string]any{"url": a.srv.URL + "/hook", "events": []string{"*"},
-		"headers": map[string]string{"x-api-key": apiKeyHeader}})
+		"headers": map[string]string{"x-api-key": apiKeyHeader},
+		"oauth2":  map[string]string{"token_url": tokens.URL + "/token", "client_id": "oficina", "client_secret": oauthSecret}})
 	a.header = [2]string{"X-Api-Key", apiKeyHeader}
 	// b's endpoint has a client certificate (mutual TLS): its key is a
 	// secret too.
@@ -81,7 +88,7 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	secrets := append(append([]string{}, a.secrets...), b.secrets...)
 	p.settle(ownerURL)
 	p.stop()
-	scan(t, ownerURL, dev.dataDir, secrets, []string{k1}, apiKeyHeader, keyBody)
+	scan(t, ownerURL, dev.dataDir, secrets, []string{k1}, apiKeyHeader, keyBody, oauthSecret)
 
 	// 2. A new key first: everything still opens; rekey moves every row.
 	p = dev.start(k2+","+k1, p.key)
@@ -115,7 +122,7 @@ func TestNoSecretAtRestAndKeyRotation(t *testing.T) {
 	b.verify(t, 1)
 	p.settle(ownerURL)
 	p.stop()
-	scan(t, ownerURL, dev.dataDir, secrets, []string{k1, k2}, apiKeyHeader, keyBody)
+	scan(t, ownerURL, dev.dataDir, secrets, []string{k1, k2}, apiKeyHeader, keyBody, oauthSecret)
 }
 
 const devAdminToken = "secrets-test-admin-token-0123456789abcdef"

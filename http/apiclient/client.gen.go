@@ -5188,8 +5188,11 @@ type WebhookEndpoint struct {
 	Events            []EventName                    `json:"events"`
 
 	// Headers The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again.
-	Headers                 []string              `json:"headers"`
-	Id                      string                `json:"id"`
+	Headers []string `json:"headers"`
+	Id      string   `json:"id"`
+
+	// Oauth2 The OAuth2 client credentials whose bearer token every delivery carries, without the secret; or null.
+	Oauth2                  *WebhookOAuth2        `json:"oauth2"`
 	Object                  WebhookEndpointObject `json:"object"`
 	Payload                 WebhookPayload        `json:"payload"`
 	PreviousSecretExpiresAt *time.Time            `json:"previous_secret_expires_at"`
@@ -5219,6 +5222,9 @@ type WebhookEndpointCreate struct {
 
 	// Headers Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names.
 	Headers *map[string]string `json:"headers,omitempty"`
+
+	// Oauth2 OAuth2 client credentials: every delivery carries a bearer token from token_url (client credentials grant), kept until it expires and asked again once on a 401.
+	Oauth2 *WebhookOAuth2Input `json:"oauth2,omitempty"`
 
 	// Payload full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events.
 	Payload *WebhookPayload `json:"payload,omitempty"`
@@ -5267,11 +5273,36 @@ type WebhookEndpointUpdate struct {
 	// Headers Replaces every custom header (same rules as on creation); {} or null removes them all.
 	Headers *map[string]string `json:"headers,omitempty"`
 
+	// Oauth2 New OAuth2 client credentials (all of them); null removes them.
+	Oauth2 *WebhookOAuth2Input `json:"oauth2,omitempty"`
+
 	// Payload full or thin (what each delivery carries).
 	Payload *WebhookPayload `json:"payload,omitempty"`
 
 	// Url A new URL; changing it needs the module reads and makes the caller the subscriber.
 	Url *string `json:"url,omitempty"`
+}
+
+// WebhookOAuth2 defines model for WebhookOAuth2.
+type WebhookOAuth2 struct {
+	ClientId string  `json:"client_id"`
+	Scope    *string `json:"scope"`
+	TokenUrl string  `json:"token_url"`
+}
+
+// WebhookOAuth2Input defines model for WebhookOAuth2Input.
+type WebhookOAuth2Input struct {
+	// ClientId The client id Oficina authenticates as.
+	ClientId string `json:"client_id"`
+
+	// ClientSecret Its secret; sealed at rest and never shown again.
+	ClientSecret string `json:"client_secret"`
+
+	// Scope The scope to ask for, space-separated; none when absent.
+	Scope *string `json:"scope,omitempty"`
+
+	// TokenUrl The authorization server's token endpoint: https and public, as an endpoint's URL.
+	TokenUrl string `json:"token_url"`
 }
 
 // WebhookPayload defines model for WebhookPayload.

@@ -286,3 +286,28 @@ func TestThePortalSetsAClientCertificate(t *testing.T) {
 		t.Errorf("a certificate that does not parse: %d", bad.status)
 	}
 }
+
+// Issue 27 item 2: the form sets OAuth2 client credentials; the page shows
+// the client and token URL, never the secret; a member missing is 422.
+func TestThePortalSetsOAuth2Credentials(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	form := url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/oauth"}, "events": {"client.created"},
+		"oauth2_token_url": {"https://hooks.example.com/token"}, "oauth2_client_id": {"portal-client"},
+		"oauth2_client_secret": {"portal-secret-value"}}
+	created := b.post(t, "/portal/endpoints", form)
+	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
+	if created.status != 200 || id == nil {
+		t.Fatalf("create: %d\n%s", created.status, created.body)
+	}
+	if p := b.get(t, "/portal/endpoints/"+id[1]); !strings.Contains(p.body, "portal-client") || strings.Contains(p.body, "portal-secret-value") {
+		t.Fatalf("the endpoint page: want the client, never the secret\n%s", p.body)
+	}
+	form.Del("oauth2_client_secret")
+	form.Set("url", "https://hooks.example.com/oauth2")
+	if bad := b.post(t, "/portal/endpoints", form); bad.status != 422 {
+		t.Errorf("without the secret: %d", bad.status)
+	}
+}

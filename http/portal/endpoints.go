@@ -94,14 +94,15 @@ func (s *Server) showEndpoint(c *call) (*result, error) {
 
 // endpointForm is the create and edit form's state.
 type endpointForm struct {
-	ID          string // "" on create
-	URL         string
-	Description string
-	Payload     string
-	HeaderNames []string // the custom headers the endpoint has (their values are never shown)
-	CertSubject string   // the client certificate's subject, if it has one
-	Events      map[string]bool
-	Families    []family
+	ID           string // "" on create
+	URL          string
+	Description  string
+	Payload      string
+	HeaderNames  []string // the custom headers the endpoint has (their values are never shown)
+	CertSubject  string   // the client certificate's subject, if it has one
+	OAuth2Client string   // the OAuth2 client id, if it has credentials
+	Events       map[string]bool
+	Families     []family
 }
 
 func (s *Server) form(id, url, desc, payload string, events []string) endpointForm {
@@ -127,6 +128,9 @@ func (s *Server) editEndpoint(c *call) (*result, error) {
 	f.HeaderNames = e.HeaderNames
 	if c := e.View().ClientCertificate; c != nil {
 		f.CertSubject = c.Subject
+	}
+	if o := e.View().OAuth2; o != nil {
+		f.OAuth2Client = o.ClientID
 	}
 	return &result{page: "endpoint_form", data: f}, nil
 }
@@ -169,6 +173,20 @@ func formCertificate(r *http.Request) *webhooks.WebhookClientCertificateInput {
 	return &webhooks.WebhookClientCertificateInput{Certificate: cert, PrivateKey: key}
 }
 
+// formOAuth2 is the OAuth2 client credentials the form sets (nil: none
+// sent; all of them are needed, the rules say which is missing).
+func formOAuth2(r *http.Request) *webhooks.WebhookOAuth2Input {
+	in := webhooks.WebhookOAuth2Input{TokenURL: strings.TrimSpace(r.PostFormValue("oauth2_token_url")),
+		ClientID: strings.TrimSpace(r.PostFormValue("oauth2_client_id")), ClientSecret: r.PostFormValue("oauth2_client_secret")}
+	if scope := strings.TrimSpace(r.PostFormValue("oauth2_scope")); scope != "" {
+		in.Scope = &scope
+	}
+	if in.TokenURL == "" && in.ClientID == "" && in.ClientSecret == "" && in.Scope == nil {
+		return nil
+	}
+	return &in
+}
+
 // formPayload is the form's payload choice; full when none was sent.
 func formPayload(r *http.Request) webhooks.WebhookPayload {
 	if v := r.PostFormValue("payload"); v != "" {
@@ -208,7 +226,7 @@ func (s *Server) createEndpoint(c *call) (*result, error) {
 	payload := formPayload(c.r)
 	headers, herr := formHeaders(c.r)
 	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload, Headers: headers,
-		ClientCertificate: formCertificate(c.r)}
+		ClientCertificate: formCertificate(c.r), OAuth2: formOAuth2(c.r)}
 	if herr != nil {
 		return s.invalid(c, herr, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
 	}
@@ -244,6 +262,12 @@ func (s *Server) updateEndpoint(c *call) (*result, error) {
 		in.ClientCertificate = field.Opt[webhooks.WebhookClientCertificateInput]{Set: true, Value: *cert}
 	case c.r.PostFormValue("clear_client_certificate") != "":
 		in.ClientCertificate = field.Opt[webhooks.WebhookClientCertificateInput]{Set: true, Null: true}
+	}
+	switch o := formOAuth2(c.r); {
+	case o != nil:
+		in.OAuth2 = field.Opt[webhooks.WebhookOAuth2Input]{Set: true, Value: *o}
+	case c.r.PostFormValue("clear_oauth2") != "":
+		in.OAuth2 = field.Opt[webhooks.WebhookOAuth2Input]{Set: true, Null: true}
 	}
 	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now); err != nil {
 		return s.invalid(c, err, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))

@@ -97,3 +97,41 @@ func TestEndpointCustomHeadersShowOnlyTheirNames(t *testing.T) {
 		t.Errorf("remove all: %d %s", r.Status, r.Raw)
 	}
 }
+
+// Issue 27 item 2: OAuth2 client credentials are shown without their
+// secret; each member is required, and the token URL passes the rules of
+// an endpoint's URL (422 on oauth2.<member>); null removes them.
+func TestEndpointOAuth2ShowsNoSecret(t *testing.T) {
+	t.Parallel()
+	api, _ := webhookAPI(t)
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, webhookPerms...)
+	do := func(method, path string, body map[string]any) *httpkit.Response {
+		return api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
+	}
+	oauth := map[string]any{"token_url": "https://hooks.example.com/token", "client_id": "oficina", "client_secret": "s3cret-value"}
+	r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}, "oauth2": oauth})
+	if r.Status != 201 || strings.Contains(string(r.Raw), "s3cret-value") {
+		t.Fatalf("create: %d %s", r.Status, r.Raw)
+	}
+	if o, _ := r.Body["oauth2"].(map[string]any); o["client_id"] != "oficina" || o["token_url"] != "https://hooks.example.com/token" {
+		t.Errorf("oauth2 %v", r.Body["oauth2"])
+	}
+	id := r.Body["id"].(string)
+	for _, tc := range []struct {
+		oauth map[string]any
+		param string
+	}{
+		{map[string]any{"token_url": "http://hooks.example.com/token", "client_id": "a", "client_secret": "b"}, "oauth2.token_url not_https"},
+		{map[string]any{"token_url": "https://private.example.com/token", "client_id": "a", "client_secret": "b"}, "oauth2.token_url not_public"},
+		{map[string]any{"token_url": "https://hooks.example.com/token", "client_id": "", "client_secret": "b"}, "oauth2.client_id required"},
+		{map[string]any{"token_url": "https://hooks.example.com/token", "client_id": "a", "client_secret": "b\nc"}, "oauth2.client_secret invalid_value"},
+	} {
+		if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"oauth2": tc.oauth}); r.Status != 422 || param(r) != tc.param {
+			t.Errorf("%v: %d %s (want %s)", tc.oauth, r.Status, r.Raw, tc.param)
+		}
+	}
+	if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"oauth2": nil}); r.Status != 200 || r.Body["oauth2"] != nil {
+		t.Errorf("remove: %d %s", r.Status, r.Raw)
+	}
+}

@@ -30,6 +30,7 @@ var unlinkedColumns = map[string]string{
 	"appointment_calendar_mirrors.external_event_id":    "an id in the calendar provider",
 	"calendar_connections.external_calendar_id":         "an id in the calendar provider",
 	"webhook_endpoints.secret_key_id":                   "a key id of OFICINA_SECRET_KEYS, not a row",
+	"webhook_endpoints.oauth2_client_id":                "the client id at the receiver's authorization server, not a row",
 	"webhook_deliveries.endpoint_id":                    logAppend,
 	"webhook_attempts.endpoint_id":                      logAppend,
 	"webhook_deliveries.event_id":                       logLink,

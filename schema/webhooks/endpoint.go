@@ -79,6 +79,10 @@ type Row struct {
 	// The client certificate's subject and expiry (its PEM is sealed).
 	ClientCertificateSubject   *string    `bun:"client_certificate_subject" json:"client_certificate_subject"`
 	ClientCertificateExpiresAt *time.Time `bun:"client_certificate_expires_at" json:"client_certificate_expires_at"`
+	// OAuth2 client credentials in clear (the secret is sealed).
+	OAuth2TokenURL *string `bun:"oauth2_token_url" json:"oauth2_token_url"`
+	OAuth2ClientID *string `bun:"oauth2_client_id" json:"oauth2_client_id"`
+	OAuth2Scope    *string `bun:"oauth2_scope" json:"oauth2_scope"`
 	// The signing secrets, sealed (secrets.go); the previous one only
 	// during a rotation grace, until PreviousSecretExpiresAt.
 	SealedSecrets
@@ -111,6 +115,7 @@ type WebhookEndpoint struct {
 	Payload                 WebhookPayload                 `json:"payload"`
 	Headers                 []string                       `json:"headers" doc:"The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again."`
 	ClientCertificate       *WebhookClientCertificate      `json:"client_certificate" doc:"The client certificate presented to a receiver that asks for one (mutual TLS), or null."`
+	OAuth2                  *WebhookOAuth2                 `json:"oauth2" doc:"The OAuth2 client credentials whose bearer token every delivery carries, without the secret; or null."`
 	Secret                  string                         `json:"secret,omitempty" doc:"The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key."`
 	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
 	SubscriberMemberID      string                         `json:"subscriber_member_id"`
@@ -129,7 +134,7 @@ func (e *Row) View() WebhookEndpoint {
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
 		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason),
-		Payload: WebhookPayload(e.Payload), Headers: append([]string{}, e.HeaderNames...), ClientCertificate: e.clientCertificateView(),
+		Payload: WebhookPayload(e.Payload), Headers: append([]string{}, e.HeaderNames...), ClientCertificate: e.clientCertificateView(), OAuth2: e.oauth2View(),
 		PreviousSecretExpiresAt: prev,
 		SubscriberMemberID:      e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),

@@ -29,6 +29,7 @@ const (
 	labelPrevious = "webhook_endpoints.sealed_previous_secret"
 	labelHeaders  = "webhook_endpoints.sealed_headers"
 	labelCert     = "webhook_endpoints.sealed_client_certificate"
+	labelOAuth2   = "webhook_endpoints.sealed_oauth2_secret"
 )
 
 // ErrNotSealed is a row written before secrets were sealed, not yet sealed
@@ -73,6 +74,8 @@ type SealedSecrets struct {
 	// SealedClientCertificate is the mutual-TLS certificate and key, a
 	// JSON ClientCertificate sealed like the secrets (nil: none).
 	SealedClientCertificate Sealed `bun:"sealed_client_certificate" json:"sealed_client_certificate"`
+	// SealedOAuth2Secret is the OAuth2 client secret (nil: none).
+	SealedOAuth2Secret Sealed `bun:"sealed_oauth2_secret" json:"sealed_oauth2_secret"`
 }
 
 // Secrets are an endpoint's secrets in clear: in memory only, for signing
@@ -84,6 +87,8 @@ type Secrets struct {
 	// ClientCertificate is presented to receivers that ask for one (nil:
 	// none).
 	ClientCertificate *ClientCertificate
+	// OAuth2ClientSecret is the OAuth2 client secret ("" without one).
+	OAuth2ClientSecret string
 }
 
 // String hides the secrets, so a value printed by mistake shows none.
@@ -114,6 +119,11 @@ func SealSecrets(ring *secretbox.Keyring, companyID, endpointID string, s Secret
 			return SealedSecrets{}, err
 		}
 		if _, out.SealedHeaders, err = ring.Seal(b, secretbox.Bind(labelHeaders, companyID, endpointID)); err != nil {
+			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
+		}
+	}
+	if s.OAuth2ClientSecret != "" {
+		if _, out.SealedOAuth2Secret, err = ring.Seal([]byte(s.OAuth2ClientSecret), secretbox.Bind(labelOAuth2, companyID, endpointID)); err != nil {
 			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
 		}
 	}
@@ -159,6 +169,13 @@ func (s SealedSecrets) Open(ring *secretbox.Keyring, companyID, endpointID strin
 		if err := json.Unmarshal(b, &out.Headers); err != nil {
 			return Secrets{}, fmt.Errorf("webhooks: headers of %s: %w", endpointID, err)
 		}
+	}
+	if s.SealedOAuth2Secret != nil {
+		b, err := ring.Open(s.KeyID, s.SealedOAuth2Secret, secretbox.Bind(labelOAuth2, companyID, endpointID))
+		if err != nil {
+			return Secrets{}, fmt.Errorf("webhooks: open OAuth2 secret of %s: %w", endpointID, err)
+		}
+		out.OAuth2ClientSecret = string(b)
 	}
 	if s.SealedClientCertificate != nil {
 		b, err := ring.Open(s.KeyID, s.SealedClientCertificate, secretbox.Bind(labelCert, companyID, endpointID))
@@ -311,7 +328,7 @@ func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, co
 	err := tenant.Tx(ctx, idb, companyID, func(ctx context.Context, tx bun.Tx) error {
 		var rows []Row
 		q := tx.NewSelect().Model(&rows).Column("id", "company_id", "secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers",
-			"sealed_client_certificate").OrderExpr("id").For("UPDATE")
+			"sealed_client_certificate", "sealed_oauth2_secret").OrderExpr("id").For("UPDATE")
 		if unsealedOnly {
 			q = q.Where("secret_key_id IS NULL")
 		} else {
@@ -334,7 +351,7 @@ func resealCompany(ctx context.Context, idb *bun.DB, ring *secretbox.Keyring, co
 				return err
 			}
 			if _, err := tx.NewUpdate().Model(e).Column("secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers",
-				"sealed_client_certificate").WherePK().Exec(ctx); err != nil {
+				"sealed_client_certificate", "sealed_oauth2_secret").WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("webhooks: reseal %s: %w", e.ID, err)
 			}
 			n++

@@ -31,6 +31,7 @@ type WebhookEndpointCreate struct {
 	Description       *string                        `json:"description" doc:"Free text, up to 10,000 characters."`
 	Events            []EventName                    `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
 	Payload           *WebhookPayload                `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
+	OAuth2            *WebhookOAuth2Input            `json:"oauth2" doc:"OAuth2 client credentials: every delivery carries a bearer token from token_url (client credentials grant), kept until it expires and asked again once on a 401."`
 	ClientCertificate *WebhookClientCertificateInput `json:"client_certificate" doc:"A client certificate and key (PEM) presented to a receiver that demands mutual TLS; sealed at rest, the endpoint shows its subject and expiry."`
 	Headers           map[string]string              `json:"headers" doc:"Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names."`
 }
@@ -43,6 +44,7 @@ type WebhookEndpointUpdate struct {
 	Events            field.Opt[[]EventName]                   `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
 	Payload           field.Opt[WebhookPayload]                `json:"payload" doc:"full or thin (what each delivery carries)."`
 	ClientCertificate field.Opt[WebhookClientCertificateInput] `json:"client_certificate" api:"nullable" doc:"A new client certificate and key; null removes it."`
+	OAuth2            field.Opt[WebhookOAuth2Input]            `json:"oauth2" api:"nullable" doc:"New OAuth2 client credentials (all of them); null removes them."`
 	Headers           field.Opt[map[string]string]             `json:"headers" api:"nullable" doc:"Replaces every custom header (same rules as on creation); {} or null removes them all."`
 }
 
@@ -82,6 +84,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	if in.ClientCertificate != nil {
 		cert, leaf = checkClientCertificate(&f, in.ClientCertificate, now)
 	}
+	if in.OAuth2 != nil {
+		checkOAuth2(&f, in.OAuth2)
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -90,6 +95,13 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	}
 	if err := checkURL(ctx, guard, in.URL); err != nil {
 		return nil, err
+	}
+	var oauth2Secret string
+	if in.OAuth2 != nil {
+		if err := checkTokenURL(ctx, guard, in.OAuth2.TokenURL); err != nil {
+			return nil, err
+		}
+		oauth2Secret = in.OAuth2.ClientSecret
 	}
 	company, err := db.ByID[tenant.Company](ctx, tx, "co", companyID, true)
 	if err != nil {
@@ -110,8 +122,9 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		Status: StatusEnabled, Payload: payload, HeaderNames: headerNames, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
 		CreatedAt: now, UpdatedAt: now, shown: secret}
 	e.setClientCertificate(leaf)
+	e.setOAuth2(in.OAuth2)
 	if e.SealedSecrets, err = SealSecrets(ring, companyID, e.ID, Secrets{Current: secret, Headers: canonical(in.Headers),
-		ClientCertificate: cert}); err != nil {
+		ClientCertificate: cert, OAuth2ClientSecret: oauth2Secret}); err != nil {
 		return nil, err
 	}
 	if _, err := tx.NewInsert().Model(e).Exec(ctx); err != nil {
@@ -190,6 +203,9 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 	if p.ClientCertificate.Set && !p.ClientCertificate.Null {
 		cert, leaf = checkClientCertificate(&f, &p.ClientCertificate.Value, now)
 	}
+	if p.OAuth2.Set && !p.OAuth2.Null {
+		checkOAuth2(&f, &p.OAuth2.Value)
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -206,7 +222,12 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 		e.URL, e.Events = url, events
 		e.SubscriberMemberID, e.SubscriberKeyID = editor.MemberID, editor.keyID()
 	}
-	if p.Headers.Set || p.ClientCertificate.Set {
+	if p.OAuth2.Set && !p.OAuth2.Null {
+		if err := checkTokenURL(ctx, guard, p.OAuth2.Value.TokenURL); err != nil {
+			return nil, err
+		}
+	}
+	if p.Headers.Set || p.ClientCertificate.Set || p.OAuth2.Set {
 		s, err := e.SealedSecrets.Open(ring, e.CompanyID, e.ID)
 		if err != nil {
 			return nil, err
@@ -221,6 +242,17 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 			s.ClientCertificate = cert // null: removed
 			e.setClientCertificate(leaf)
 		}
+		if p.OAuth2.Set {
+			in := &p.OAuth2.Value
+			if p.OAuth2.Null {
+				in = nil
+			}
+			e.setOAuth2(in)
+			s.OAuth2ClientSecret = ""
+			if in != nil {
+				s.OAuth2ClientSecret = in.ClientSecret
+			}
+		}
 		if e.SealedSecrets, err = SealSecrets(ring, e.CompanyID, e.ID, s); err != nil {
 			return nil, err
 		}
@@ -232,7 +264,8 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "status", "disabled_reason",
 		"secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers", "header_names", "sealed_client_certificate",
-		"client_certificate_subject", "client_certificate_expires_at", "previous_secret_expires_at",
+		"client_certificate_subject", "client_certificate_expires_at", "sealed_oauth2_secret", "oauth2_token_url", "oauth2_client_id",
+		"oauth2_scope", "previous_secret_expires_at",
 		"subscriber_member_id", "subscriber_key_id", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks: save %s: %w", e.ID, err)
@@ -344,12 +377,12 @@ func RotateSecret(ctx context.Context, tx bun.IDB, id string, grace time.Duratio
 	// previous secret during a grace, the custom headers. Without either,
 	// a rotation also mends an endpoint whose secret no longer opens.
 	var old Secrets
-	if grace > 0 || e.SealedHeaders != nil || e.SealedClientCertificate != nil {
+	if grace > 0 || e.SealedHeaders != nil || e.SealedClientCertificate != nil || e.SealedOAuth2Secret != nil {
 		if old, err = e.SealedSecrets.Open(ring, e.CompanyID, e.ID); err != nil {
 			return nil, err
 		}
 	}
-	next := Secrets{Current: secret, Headers: old.Headers, ClientCertificate: old.ClientCertificate}
+	next := Secrets{Current: secret, Headers: old.Headers, ClientCertificate: old.ClientCertificate, OAuth2ClientSecret: old.OAuth2ClientSecret}
 	e.PreviousSecretExpiresAt = nil
 	if grace > 0 {
 		until := now.Add(grace)
