@@ -142,10 +142,10 @@ func (l *listener) once(ctx context.Context) error {
 	}
 	fmt.Fprintf(l.out, "listen: ready, from %s\n", from)
 	err = sse.Read(resp.Body, func(m sse.Message) error {
-		l.deliver(ctx, m.Event, []byte(m.Data))
-		if ctx.Err() != nil {
-			// Stopped mid-delivery: the position stays before this event,
-			// so the next start sends it again (at least once).
+		if answered := l.deliver(ctx, m.Event, []byte(m.Data)); !answered && ctx.Err() != nil {
+			// Stopped before the receiver answered: the position stays
+			// before this event, so the next start sends it again (at
+			// least once).
 			return ctx.Err()
 		}
 		return l.keep(m.ID)
@@ -156,8 +156,9 @@ func (l *listener) once(ctx context.Context) error {
 	return io.ErrUnexpectedEOF
 }
 
-// deliver signs body and posts it to the forward URL, printing one line.
-func (l *listener) deliver(ctx context.Context, event string, body []byte) {
+// deliver signs body and posts it to the forward URL, printing one line;
+// answered says the receiver answered (any status).
+func (l *listener) deliver(ctx context.Context, event string, body []byte) (answered bool) {
 	var env struct {
 		ID string `json:"id"`
 	}
@@ -171,22 +172,23 @@ func (l *listener) deliver(ctx context.Context, event string, body []byte) {
 	h, err := signing.Headers([][]byte{l.key}, env.ID, start, body)
 	if err != nil {
 		status = err.Error()
-		return
+		return false
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.forward, bytes.NewReader(body))
 	if err != nil {
 		status = err.Error()
-		return
+		return false
 	}
 	req.Header = h
 	resp, err := l.client.Do(req)
 	if err != nil {
 		status = err.Error()
-		return
+		return false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	status = strconv.Itoa(resp.StatusCode)
+	return true
 }
 
 // position is the last position received ("" for none).

@@ -198,22 +198,17 @@ func TestTheEndpointFormShowsEveryFieldsErrorAtOnce(t *testing.T) {
 // shows it.
 func TestThePortalSetsAThinPayload(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, httpkit.APIOptions{})
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "manage_endpoints"))
+	b := endpointManager(t)
 	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/thin"},
 		"events": {"client.created"}, "payload": {"thin"}})
 	if created.status != 200 || !strings.Contains(created.body, "whsec_") {
 		t.Fatalf("create: %d\n%s", created.status, created.body)
 	}
-	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
-	if id == nil {
-		t.Fatalf("no endpoint link in\n%s", created.body)
-	}
-	if p := b.get(t, "/portal/endpoints/"+id[1]+"?lang=en"); !strings.Contains(p.body, "Thin: only object and id") {
+	id := createdID(t, created)
+	if p := b.get(t, "/portal/endpoints/"+id+"?lang=en"); !strings.Contains(p.body, "Thin: only object and id") {
 		t.Errorf("the endpoint page does not show the thin payload:\n%s", p.body)
 	}
-	if p := b.get(t, "/portal/endpoints/"+id[1]+"/edit"); !strings.Contains(p.body, `<option value="thin" selected>`) {
+	if p := b.get(t, "/portal/endpoints/"+id+"/edit"); !strings.Contains(p.body, `<option value="thin" selected>`) {
 		t.Errorf("the edit form does not keep the thin payload:\n%s", p.body)
 	}
 }
@@ -223,29 +218,24 @@ func TestThePortalSetsAThinPayload(t *testing.T) {
 // them on edit, and the box ticked removes them.
 func TestThePortalSetsCustomHeadersWithoutShowingThem(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, httpkit.APIOptions{})
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "manage_endpoints"))
+	b := endpointManager(t)
 	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/gw"},
 		"events": {"client.created"}, "headers": {"x-api-key: gw-secret-value\n\nX-Tenant: 42"}})
-	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
-	if created.status != 200 || id == nil {
-		t.Fatalf("create: %d\n%s", created.status, created.body)
-	}
-	page := func() string { return b.get(t, "/portal/endpoints/"+id[1]).body }
+	id := createdID(t, created)
+	page := func() string { return b.get(t, "/portal/endpoints/"+id).body }
 	if p := page(); !strings.Contains(p, "X-Api-Key, X-Tenant") || strings.Contains(p, "gw-secret-value") {
 		t.Fatalf("the endpoint page: want the names only\n%s", p)
 	}
-	if p := b.get(t, "/portal/endpoints/"+id[1]+"/edit"); strings.Contains(p.body, "gw-secret-value") || !strings.Contains(p.body, "clear_headers") {
+	if p := b.get(t, "/portal/endpoints/"+id+"/edit"); strings.Contains(p.body, "gw-secret-value") || !strings.Contains(p.body, "clear_headers") {
 		t.Errorf("the edit form shows a value or no way to remove them\n%s", p.body)
 	}
 	edit := url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/gw"}, "events": {"client.created"}}
-	b.post(t, "/portal/endpoints/"+id[1], edit)
+	b.post(t, "/portal/endpoints/"+id, edit)
 	if !strings.Contains(page(), "X-Api-Key, X-Tenant") {
 		t.Error("an edit with the box empty did not keep the headers")
 	}
 	edit.Set("clear_headers", "1")
-	b.post(t, "/portal/endpoints/"+id[1], edit)
+	b.post(t, "/portal/endpoints/"+id, edit)
 	if strings.Contains(page(), "X-Api-Key") {
 		t.Error("the ticked box did not remove the headers")
 	}
@@ -261,23 +251,18 @@ func TestThePortalSetsCustomHeadersWithoutShowingThem(t *testing.T) {
 // ticked removes it.
 func TestThePortalSetsAClientCertificate(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, httpkit.APIOptions{})
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "manage_endpoints"))
+	b := endpointManager(t)
 	certPEM, keyPEM, _ := testkit.ClientCertificate(t, "portal-client", time.Now().Add(24*time.Hour))
 	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls"},
 		"events": {"client.created"}, "client_certificate": {certPEM}, "client_key": {keyPEM}})
-	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
-	if created.status != 200 || id == nil {
-		t.Fatalf("create: %d\n%s", created.status, created.body)
-	}
+	id := createdID(t, created)
 	keyLine := strings.Split(keyPEM, "\n")[1]
-	if p := b.get(t, "/portal/endpoints/"+id[1]); !strings.Contains(p.body, "CN=portal-client") || strings.Contains(p.body, keyLine) {
+	if p := b.get(t, "/portal/endpoints/"+id); !strings.Contains(p.body, "CN=portal-client") || strings.Contains(p.body, keyLine) {
 		t.Fatalf("the endpoint page: want the subject, never the key\n%s", p.body)
 	}
-	b.post(t, "/portal/endpoints/"+id[1], url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls"},
+	b.post(t, "/portal/endpoints/"+id, url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls"},
 		"events": {"client.created"}, "clear_client_certificate": {"1"}})
-	if p := b.get(t, "/portal/endpoints/"+id[1]); strings.Contains(p.body, "CN=portal-client") {
+	if p := b.get(t, "/portal/endpoints/"+id); strings.Contains(p.body, "CN=portal-client") {
 		t.Error("the ticked box did not remove the certificate")
 	}
 	bad := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/mtls2"},
@@ -291,18 +276,13 @@ func TestThePortalSetsAClientCertificate(t *testing.T) {
 // the client and token URL, never the secret; a member missing is 422.
 func TestThePortalSetsOAuth2Credentials(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, httpkit.APIOptions{})
-	b := newBrowser(t, e.api.URL)
-	b.login(t, e.link(t, "manage_endpoints"))
+	b := endpointManager(t)
 	form := url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/oauth"}, "events": {"client.created"},
 		"oauth2_token_url": {"https://hooks.example.com/token"}, "oauth2_client_id": {"portal-client"},
 		"oauth2_client_secret": {"portal-secret-value"}}
 	created := b.post(t, "/portal/endpoints", form)
-	id := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
-	if created.status != 200 || id == nil {
-		t.Fatalf("create: %d\n%s", created.status, created.body)
-	}
-	if p := b.get(t, "/portal/endpoints/"+id[1]); !strings.Contains(p.body, "portal-client") || strings.Contains(p.body, "portal-secret-value") {
+	id := createdID(t, created)
+	if p := b.get(t, "/portal/endpoints/"+id); !strings.Contains(p.body, "portal-client") || strings.Contains(p.body, "portal-secret-value") {
 		t.Fatalf("the endpoint page: want the client, never the secret\n%s", p.body)
 	}
 	form.Del("oauth2_client_secret")
@@ -310,4 +290,24 @@ func TestThePortalSetsOAuth2Credentials(t *testing.T) {
 	if bad := b.post(t, "/portal/endpoints", form); bad.status != 422 {
 		t.Errorf("without the secret: %d", bad.status)
 	}
+}
+
+// endpointManager is a browser signed in to a company's portal with a
+// session that may manage endpoints.
+func endpointManager(t *testing.T) *browser {
+	t.Helper()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	return b
+}
+
+// createdID is the id of the endpoint a creation form's answer shows.
+func createdID(t *testing.T, created page) string {
+	t.Helper()
+	m := regexp.MustCompile(`/portal/endpoints/(we_[0-9a-z]+)`).FindStringSubmatch(created.body)
+	if created.status != 200 || m == nil {
+		t.Fatalf("create: %d\n%s", created.status, created.body)
+	}
+	return m[1]
 }

@@ -14,12 +14,7 @@ import (
 // creation or by PATCH; anything else is 422 on payload, and null too.
 func TestEndpointPayloadIsFullOrThin(t *testing.T) {
 	t.Parallel()
-	api, _ := webhookAPI(t)
-	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	key := co.OwnerKey(t, webhookPerms...)
-	do := func(method, path string, body map[string]any) *httpkit.Response {
-		return api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
-	}
+	do := endpointCaller(t)
 	full := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}})
 	if full.Status != 201 || full.Body["payload"] != "full" {
 		t.Fatalf("default: %d %s", full.Status, full.Raw)
@@ -52,12 +47,7 @@ func TestEndpointPayloadIsFullOrThin(t *testing.T) {
 // removes them all.
 func TestEndpointCustomHeadersShowOnlyTheirNames(t *testing.T) {
 	t.Parallel()
-	api, _ := webhookAPI(t)
-	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	key := co.OwnerKey(t, webhookPerms...)
-	do := func(method, path string, body map[string]any) *httpkit.Response {
-		return api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
-	}
+	do := endpointCaller(t)
 	r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"},
 		"headers": map[string]string{"x-api-key": "gw-0123456789", "Authorization": "Bearer gateway-token"}})
 	if r.Status != 201 || strings.Contains(string(r.Raw), "gw-0123456789") || strings.Contains(string(r.Raw), "gateway-token") {
@@ -103,12 +93,7 @@ func TestEndpointCustomHeadersShowOnlyTheirNames(t *testing.T) {
 // an endpoint's URL (422 on oauth2.<member>); null removes them.
 func TestEndpointOAuth2ShowsNoSecret(t *testing.T) {
 	t.Parallel()
-	api, _ := webhookAPI(t)
-	co := testkit.NewCompany(t, tenant.CompanyInput{})
-	key := co.OwnerKey(t, webhookPerms...)
-	do := func(method, path string, body map[string]any) *httpkit.Response {
-		return api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
-	}
+	do := endpointCaller(t)
 	oauth := map[string]any{"token_url": "https://hooks.example.com/token", "client_id": "oficina", "client_secret": "s3cret-value"}
 	r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}, "oauth2": oauth})
 	if r.Status != 201 || strings.Contains(string(r.Raw), "s3cret-value") {
@@ -133,5 +118,18 @@ func TestEndpointOAuth2ShowsNoSecret(t *testing.T) {
 	}
 	if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"oauth2": nil}); r.Status != 200 || r.Body["oauth2"] != nil {
 		t.Errorf("remove: %d %s", r.Status, r.Raw)
+	}
+}
+
+// endpointCaller is a webhook API and a company key that may do everything
+// with endpoints: do sends one request with it.
+func endpointCaller(t *testing.T) (do func(method, path string, body map[string]any) *httpkit.Response) {
+	t.Helper()
+	api, _ := webhookAPI(t)
+	co := testkit.NewCompany(t, tenant.CompanyInput{})
+	key := co.OwnerKey(t, webhookPerms...)
+	return func(method, path string, body map[string]any) *httpkit.Response {
+		t.Helper()
+		return api.Do(t, httpkit.Req{Method: method, Path: path, Key: key, Body: body})
 	}
 }

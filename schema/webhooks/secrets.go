@@ -98,7 +98,7 @@ func (Secrets) String() string { return "webhooks.Secrets{…}" }
 func (s Secrets) GoString() string { return s.String() }
 
 // SealSecrets seals s for the endpoint companyID/endpointID under the
-// ring's first key.
+// ring's first key: each part in its column, under its own label.
 func SealSecrets(ring *secretbox.Keyring, companyID, endpointID string, s Secrets) (SealedSecrets, error) {
 	if ring == nil {
 		return SealedSecrets{}, ErrNoKeyring
@@ -108,33 +108,26 @@ func SealSecrets(ring *secretbox.Keyring, companyID, endpointID string, s Secret
 		return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
 	}
 	out := SealedSecrets{KeyID: id, SealedSecret: cur}
-	if s.Previous != "" {
-		if _, out.SealedPrevious, err = ring.Seal([]byte(s.Previous), secretbox.Bind(labelPrevious, companyID, endpointID)); err != nil {
-			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
+	seal := func(dst *Sealed, label string, v any, present bool) {
+		if err != nil || !present {
+			return
+		}
+		b, ok := v.([]byte)
+		if !ok {
+			if b, err = json.Marshal(v); err != nil {
+				return
+			}
+		}
+		if _, *dst, err = ring.Seal(b, secretbox.Bind(label, companyID, endpointID)); err != nil {
+			err = fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
 		}
 	}
-	if len(s.Headers) > 0 {
-		b, err := json.Marshal(s.Headers)
-		if err != nil {
-			return SealedSecrets{}, err
-		}
-		if _, out.SealedHeaders, err = ring.Seal(b, secretbox.Bind(labelHeaders, companyID, endpointID)); err != nil {
-			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
-		}
-	}
-	if s.OAuth2ClientSecret != "" {
-		if _, out.SealedOAuth2Secret, err = ring.Seal([]byte(s.OAuth2ClientSecret), secretbox.Bind(labelOAuth2, companyID, endpointID)); err != nil {
-			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
-		}
-	}
-	if s.ClientCertificate != nil {
-		b, err := json.Marshal(s.ClientCertificate)
-		if err != nil {
-			return SealedSecrets{}, err
-		}
-		if _, out.SealedClientCertificate, err = ring.Seal(b, secretbox.Bind(labelCert, companyID, endpointID)); err != nil {
-			return SealedSecrets{}, fmt.Errorf("webhooks: seal %s: %w", endpointID, err)
-		}
+	seal(&out.SealedPrevious, labelPrevious, []byte(s.Previous), s.Previous != "")
+	seal(&out.SealedHeaders, labelHeaders, s.Headers, len(s.Headers) > 0)
+	seal(&out.SealedOAuth2Secret, labelOAuth2, []byte(s.OAuth2ClientSecret), s.OAuth2ClientSecret != "")
+	seal(&out.SealedClientCertificate, labelCert, s.ClientCertificate, s.ClientCertificate != nil)
+	if err != nil {
+		return SealedSecrets{}, err
 	}
 	return out, nil
 }
@@ -149,43 +142,38 @@ func (s SealedSecrets) Open(ring *secretbox.Keyring, companyID, endpointID strin
 	if s.KeyID == "" {
 		return Secrets{}, fmt.Errorf("%w: %s", ErrNotSealed, endpointID)
 	}
-	cur, err := ring.Open(s.KeyID, s.SealedSecret, secretbox.Bind(labelSecret, companyID, endpointID))
-	if err != nil {
-		return Secrets{}, fmt.Errorf("webhooks: open secret of %s: %w", endpointID, err)
+	if s.SealedSecret == nil {
+		return Secrets{}, fmt.Errorf("%w: %s has no secret", secretbox.ErrFormat, endpointID)
 	}
-	out := Secrets{Current: string(cur)}
-	if s.SealedPrevious != nil {
-		prev, err := ring.Open(s.KeyID, s.SealedPrevious, secretbox.Bind(labelPrevious, companyID, endpointID))
-		if err != nil {
-			return Secrets{}, fmt.Errorf("webhooks: open previous secret of %s: %w", endpointID, err)
+	var out Secrets
+	var err error
+	// open opens sealed (nil: nothing to open) into the string or, as
+	// JSON, the value dst points at.
+	open := func(sealed Sealed, label, what string, dst any) {
+		if err != nil || sealed == nil {
+			return
 		}
-		out.Previous = string(prev)
+		var b []byte
+		if b, err = ring.Open(s.KeyID, sealed, secretbox.Bind(label, companyID, endpointID)); err != nil {
+			err = fmt.Errorf("webhooks: open %s of %s: %w", what, endpointID, err)
+			return
+		}
+		if str, ok := dst.(*string); ok {
+			*str = string(b)
+		} else if err = json.Unmarshal(b, dst); err != nil {
+			err = fmt.Errorf("webhooks: %s of %s: %w", what, endpointID, err)
+		}
 	}
-	if s.SealedHeaders != nil {
-		b, err := ring.Open(s.KeyID, s.SealedHeaders, secretbox.Bind(labelHeaders, companyID, endpointID))
-		if err != nil {
-			return Secrets{}, fmt.Errorf("webhooks: open headers of %s: %w", endpointID, err)
-		}
-		if err := json.Unmarshal(b, &out.Headers); err != nil {
-			return Secrets{}, fmt.Errorf("webhooks: headers of %s: %w", endpointID, err)
-		}
-	}
-	if s.SealedOAuth2Secret != nil {
-		b, err := ring.Open(s.KeyID, s.SealedOAuth2Secret, secretbox.Bind(labelOAuth2, companyID, endpointID))
-		if err != nil {
-			return Secrets{}, fmt.Errorf("webhooks: open OAuth2 secret of %s: %w", endpointID, err)
-		}
-		out.OAuth2ClientSecret = string(b)
-	}
+	open(s.SealedSecret, labelSecret, "secret", &out.Current)
+	open(s.SealedPrevious, labelPrevious, "previous secret", &out.Previous)
+	open(s.SealedHeaders, labelHeaders, "headers", &out.Headers)
+	open(s.SealedOAuth2Secret, labelOAuth2, "OAuth2 secret", &out.OAuth2ClientSecret)
 	if s.SealedClientCertificate != nil {
-		b, err := ring.Open(s.KeyID, s.SealedClientCertificate, secretbox.Bind(labelCert, companyID, endpointID))
-		if err != nil {
-			return Secrets{}, fmt.Errorf("webhooks: open client certificate of %s: %w", endpointID, err)
-		}
 		out.ClientCertificate = &ClientCertificate{}
-		if err := json.Unmarshal(b, out.ClientCertificate); err != nil {
-			return Secrets{}, fmt.Errorf("webhooks: client certificate of %s: %w", endpointID, err)
-		}
+		open(s.SealedClientCertificate, labelCert, "client certificate", out.ClientCertificate)
+	}
+	if err != nil {
+		return Secrets{}, err
 	}
 	return out, nil
 }
