@@ -71,11 +71,21 @@ func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	if err != nil {
 		seen = window{} // as decide: unreadable state counts nothing
 	}
+	stored, err := decodeWindow(ln.state) // the shared log as last read, without what this process allowed since
+	if err != nil {
+		stored = window{}
+	}
 	seen.merge(ln.pending)
+	n := max(1, l.cfg.Presence.Processes())
 	keep := 0
 	for _, w := range batch {
 		ln.limit = w.limit
 		d := combine(l.judge(&seen, ms, w.limit, 0), l.judgeShare(&ln.own, ms, w.limit, 0))
+		// The fair share of the room the log left: the log as last read
+		// may miss what another process allowed after it, so every
+		// request allowed here counts as if each of the n processes
+		// allowed one (decision 0018, "around the outage").
+		d = combine(d, l.judge(&stored, ms, w.limit, n*(ln.pending.since(ms-span)+1)-1))
 		if d.Allowed {
 			at := quantize(ms, w.limit, span)
 			ln.own.add(at)

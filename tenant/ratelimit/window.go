@@ -38,6 +38,17 @@ func (w *window) total() int {
 
 // add counts one request at ms, keeping the log in order (a process whose
 // clock is a little behind another's may add an earlier time).
+// since counts the requests after cutoff, leaving w as it is.
+func (w *window) since(cutoff int64) int {
+	c := 0
+	for i, at := range w.at {
+		if at > cutoff {
+			c += int(w.n[i])
+		}
+	}
+	return c
+}
+
 func (w *window) add(ms int64) {
 	i := len(w.at)
 	for i > 0 && w.at[i-1] > ms {
