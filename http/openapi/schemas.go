@@ -82,9 +82,9 @@ func (s *schemas) ref(t reflect.Type, d Direction) *openapi3.SchemaRef {
 	}
 	if ts, date := apitime.IsTimeType(t); ts || date {
 		if date {
-			return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date"})
+			return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date", Pattern: apitime.DatePattern})
 		}
-		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date-time"})
+		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date-time", Pattern: apitime.TimestampPattern})
 	}
 	if t == rawJSON || t.Kind() == reflect.Interface {
 		return openapi3.NewSchemaRef("", &openapi3.Schema{})

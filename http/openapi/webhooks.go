@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"oficina/schema/apitime"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -82,7 +83,7 @@ func eventSchema(s *schemas, w Webhook) *openapi3.Schema {
 			"id":              str("Event id: `evt_` + 32 hex characters; the same on every attempt and resend."),
 			"type":            openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Const: w.Name}),
 			"api_version":     openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Const: "v1"}),
-			"timestamp":       openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date-time", Description: "When the fact happened (UTC); unchanged between attempts: order by it."}),
+			"timestamp":       openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Format: "date-time", Pattern: apitime.TimestampPattern, Description: "When the fact happened (UTC); unchanged between attempts: order by it."}),
 			"organization_id": str("The company the event belongs to (for ping, the endpoint's own company)."),
 			"data":            openapi3.NewSchemaRef("", data),
 		},

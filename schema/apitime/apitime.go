@@ -38,6 +38,15 @@ func DateOf(year int, month time.Month, day int) Date {
 	return Date{time.Date(year, month, day, 0, 0, 0, 0, time.UTC)}
 }
 
+// The shapes ParseTimestamp and ParseDate accept, as the patterns the
+// OpenAPI document gives (issue 26 item 6: a schema as strict as the
+// server). A string of the shape may still be no date (2026-02-30), which
+// the document's format says.
+const (
+	TimestampPattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
+	DatePattern      = `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`
+)
+
 // ParseTimestamp parses the exact timestamp shape.
 func ParseTimestamp(s string) (Time, error) {
 	if len(s) != len(TimestampLayout) {

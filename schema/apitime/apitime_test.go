@@ -3,6 +3,7 @@ package apitime
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -63,4 +64,24 @@ func FuzzParseTimestamp(f *testing.F) {
 			t.Fatalf("round trip %q -> %q", s, v.String())
 		}
 	})
+}
+
+// Issue 26 item 6: the patterns the OpenAPI document gives take exactly the
+// shapes the parsers take (a fraction, an offset, a space or a short field
+// is refused by both).
+func TestThePatternsAreTheParsersShapes(t *testing.T) {
+	ts, date := regexp.MustCompile(TimestampPattern), regexp.MustCompile(DatePattern)
+	for _, s := range []string{"2026-11-28T21:10:05Z", "2026-11-28T21:10:05.5Z", "2026-11-28T21:10:05+00:00", "2026-11-28 21:10:05Z",
+		"2026-11-28T21:10:5Z", "2026-11-28", "20261128T211005Z", "2026-11-28T21:10:05z", " 2026-11-28T21:10:05Z"} {
+		_, err := ParseTimestamp(s)
+		if (err == nil) != ts.MatchString(s) {
+			t.Errorf("timestamp %q: parser accepts %v, pattern %v", s, err == nil, ts.MatchString(s))
+		}
+	}
+	for _, s := range []string{"2026-11-28", "2026-1-28", "2026-11-28T00:00:00Z", "26-11-28", "2026/11/28"} {
+		_, err := ParseDate(s)
+		if (err == nil) != date.MatchString(s) {
+			t.Errorf("date %q: parser accepts %v, pattern %v", s, err == nil, date.MatchString(s))
+		}
+	}
 }
