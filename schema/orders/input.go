@@ -31,8 +31,8 @@ const maxIDLen = 64
 type ServiceOrderItemInput struct {
 	Description    *string  `json:"description" api:"required"`
 	Quantity       *float64 `json:"quantity" api:"required"`
-	UnitPriceCents *int64   `json:"unit_price_cents" api:"required"`
-	TotalCents     *int64   `json:"total_cents" api:"required"`
+	UnitPriceCents *int64   `json:"unit_price_cents" api:"required" min:"0" max:"1000000000000"`
+	TotalCents     *int64   `json:"total_cents" api:"required" min:"0" max:"1000000000000"`
 }
 
 // ServiceOrderCreate is the body of POST /service_orders.
@@ -50,8 +50,8 @@ type ServiceOrderCreate struct {
 	Priority             *ServiceOrderPriority   `json:"priority"`
 	InternalNotes        *string                 `json:"internal_notes"`
 	Items                []ServiceOrderItemInput `json:"items"`
-	DiscountCents        *int64                  `json:"discount_cents"`
-	AdditionalCostsCents *int64                  `json:"additional_costs_cents"`
+	DiscountCents        *int64                  `json:"discount_cents" min:"0" max:"1000000000000"`
+	AdditionalCostsCents *int64                  `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	// SendToTechnician notifies the technician in charge and the support
 	// team after creation (nobody without technician_id).
 	SendToTechnician bool `json:"send_to_technician"`

@@ -31,8 +31,8 @@ type ServiceOrderUpdate struct {
 	Priority             *ServiceOrderPriority   `json:"priority"`
 	InternalNotes        *string                 `json:"internal_notes"`
 	Items                []ServiceOrderItemInput `json:"items"`
-	DiscountCents        *int64                  `json:"discount_cents"`
-	AdditionalCostsCents *int64                  `json:"additional_costs_cents"`
+	DiscountCents        *int64                  `json:"discount_cents" min:"0" max:"1000000000000"`
+	AdditionalCostsCents *int64                  `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	Status               *ServiceOrderStatus     `json:"status"`
 
 	present map[string]bool

@@ -28,9 +28,9 @@ type SaleCreate struct {
 	SellerID              *string           `json:"seller_id"`
 	Items                 []SaleItemInput   `json:"items" api:"required"`
 	PaymentPlan           *PaymentPlanInput `json:"payment_plan" api:"required"`
-	DiscountCents         int64             `json:"discount_cents"`
-	ShippingCents         int64             `json:"shipping_cents"`
-	AdditionalCostsCents  int64             `json:"additional_costs_cents"`
+	DiscountCents         int64             `json:"discount_cents" min:"0" max:"1000000000000"`
+	ShippingCents         int64             `json:"shipping_cents" min:"0" max:"1000000000000"`
+	AdditionalCostsCents  int64             `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	SaleDate              *apitime.Date     `json:"sale_date"`
 	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
 	Notes                 string            `json:"notes"`
@@ -47,7 +47,7 @@ type SaleCreate struct {
 type SaleItemInput struct {
 	Type           SaleItemType `json:"type" api:"required"`
 	Name           *string      `json:"name"`
-	UnitPriceCents *int64       `json:"unit_price_cents"`
+	UnitPriceCents *int64       `json:"unit_price_cents" min:"0" max:"100000000000"`
 	ProductID      *string      `json:"product_id"`
 	VariationID    *string      `json:"variation_id"`
 	Quantity       *int64       `json:"quantity"` // default 1
@@ -59,13 +59,13 @@ type PaymentPlanInput struct {
 	PaymentMethod    *PaymentMethod                `json:"payment_method"`
 	AccountID        *string                       `json:"account_id"`
 	PaidAt           *apitime.Date                 `json:"paid_at"`
-	EntryAmountCents *int64                        `json:"entry_amount_cents"`
+	EntryAmountCents *int64                        `json:"entry_amount_cents" min:"1" max:"1000000000000"`
 	Installments     []PaymentPlanInstallmentInput `json:"installments"`
 }
 
 // PaymentPlanInstallmentInput is an installment of a plan or a schedule.
 type PaymentPlanInstallmentInput struct {
-	AmountCents *int64        `json:"amount_cents" api:"required"`
+	AmountCents *int64        `json:"amount_cents" api:"required" min:"1" max:"1000000000000"`
 	DueDate     *apitime.Date `json:"due_date" api:"required"`
 }
 

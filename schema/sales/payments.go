@@ -13,7 +13,7 @@ import (
 
 // PaymentCreate is the body of POST /sales/{id}/payments (4.4).
 type PaymentCreate struct {
-	AmountCents   *int64         `json:"amount_cents" api:"required"`
+	AmountCents   *int64         `json:"amount_cents" api:"required" min:"1" max:"1000000000000"`
 	PaidAt        *apitime.Date  `json:"paid_at" api:"required"`
 	PaymentMethod *PaymentMethod `json:"payment_method"`
 	InstallmentID *string        `json:"installment_id"`

@@ -53,9 +53,9 @@ type SaleVersionCreate struct {
 	ClientID             field.Opt[string]             `json:"client_id" api:"nullable"`
 	SellerID             field.Opt[string]             `json:"seller_id" api:"nullable"`
 	Items                []SaleItemInput               `json:"items"`
-	DiscountCents        *int64                        `json:"discount_cents"`
-	ShippingCents        *int64                        `json:"shipping_cents"`
-	AdditionalCostsCents *int64                        `json:"additional_costs_cents"`
+	DiscountCents        *int64                        `json:"discount_cents" min:"0" max:"1000000000000"`
+	ShippingCents        *int64                        `json:"shipping_cents" min:"0" max:"1000000000000"`
+	AdditionalCostsCents *int64                        `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	Installments         []InstallmentsRescheduleEntry `json:"installments"`
 	AccountID            *string                       `json:"account_id"`
 	DecrementStock       *bool                         `json:"decrement_stock"`
