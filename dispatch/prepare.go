@@ -42,9 +42,8 @@ type plan struct {
 	headers  map[string]string           // the endpoint's custom headers, opened
 	cert     *webhooks.ClientCertificate // presented to a receiver that asks (mutual TLS)
 	oauth2   *webhooks.OAuth2            // the client credentials of its bearer token
-	endpoint string
-	attempts int    // the delivery's attempts before this one: its retry schedule's place
-	closed   string // why the delivery is to be closed without an attempt, if it is
+	attempts int                         // the delivery's attempts before this one: its retry schedule's place
+	closed   string                      // why the delivery is to be closed without an attempt, if it is
 }
 
 // viewsCall reads what the deliveries of a batch need before their send.
@@ -149,7 +148,7 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 				"endpoint", e.ID, "key_id", e.KeyID, "err", err)
 		}
 		out[i].res = plan{send: true, url: e.URL, keys: keys, headers: opened.Headers, cert: opened.ClientCertificate,
-			oauth2: e.OAuth2Of(opened), endpoint: e.ID,
+			oauth2:  e.OAuth2Of(opened),
 			failing: e.FailingSince != nil, thin: e.Payload == webhooks.PayloadThin,
 			attempts: attempts[dm.DeliveryID]}
 	}

@@ -75,7 +75,7 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		req.Header.Set(k, v)
 	}
 	if pl.oauth2 != nil {
-		tok, err := d.bearer(ctx, pl.endpoint, pl.oauth2, false)
+		tok, err := d.bearer(ctx, dm.EndpointID, pl.oauth2, false)
 		if err != nil {
 			d.cfg.Logger().Info("webhook attempt without its OAuth2 token", "company", dm.CompanyID, "endpoint", dm.EndpointID, "err", err)
 			return attemptResult{err: errToken.Error()}
@@ -100,7 +100,7 @@ func (d *Dispatcher) send(ctx context.Context, dm streams.DeliveryMessage, pl pl
 		// The token may have been revoked before it expired: ask for a new
 		// one, once, and send again.
 		_ = resp.Body.Close()
-		tok, terr := d.bearer(ctx, pl.endpoint, pl.oauth2, true)
+		tok, terr := d.bearer(ctx, dm.EndpointID, pl.oauth2, true)
 		if terr != nil {
 			return attemptResult{err: errToken.Error(), detail: detail.finish(nil)}
 		}

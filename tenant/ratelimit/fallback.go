@@ -71,10 +71,7 @@ func (l *Limiter) decideLocal(ln *line, batch []*waiter, cause error) {
 	if err != nil {
 		seen = window{} // as decide: unreadable state counts nothing
 	}
-	stored, err := decodeWindow(ln.state) // the shared log as last read, without what this process allowed since
-	if err != nil {
-		stored = window{}
-	}
+	stored := seen.clone() // the shared log as last read, without what this process allowed since
 	seen.merge(ln.pending)
 	n := max(1, l.cfg.Presence.Processes())
 	keep := 0

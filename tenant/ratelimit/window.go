@@ -38,6 +38,11 @@ func (w *window) total() int {
 
 // add counts one request at ms, keeping the log in order (a process whose
 // clock is a little behind another's may add an earlier time).
+// clone is a copy of w that shares nothing with it.
+func (w *window) clone() window {
+	return window{at: append([]int64(nil), w.at...), n: append([]uint32(nil), w.n...)}
+}
+
 // since counts the requests after cutoff, leaving w as it is.
 func (w *window) since(cutoff int64) int {
 	c := 0
