@@ -147,3 +147,40 @@ func (w *partition) blocked(j job, b orderWait) {
 		w.park(p, delay)
 	}
 }
+
+// evictChains trims each company's chains as gate.evict trims its queues,
+// when the partition is full and more waits behind: while a company holds
+// more than its share — in the gate and waiting in its chains —, the last
+// job of its longest chain is parked (it is the newest of its object, so
+// its chain keeps its order), and the partition can fetch past it; w.mu is
+// held.
+func (w *partition) evictChains() (park []job, delays []time.Duration) {
+	byCompany := map[string][]*chain{}
+	waiting := map[string]int{}
+	for _, c := range w.chains {
+		if len(c.jobs) > 0 {
+			co := c.jobs[0].dm.CompanyID
+			byCompany[co] = append(byCompany[co], c)
+			waiting[co] += len(c.jobs)
+		}
+	}
+	for company, cs := range byCompany {
+		held := waiting[company]
+		if st := w.g.companies[company]; st != nil {
+			held += st.inflight + st.queued
+		}
+		for ; held > w.g.companyShare; held-- {
+			longest := slices.MaxFunc(cs, func(a, b *chain) int { return len(a.jobs) - len(b.jobs) })
+			n := len(longest.jobs) - 1
+			if n < 0 {
+				break
+			}
+			j := longest.jobs[n]
+			longest.jobs = longest.jobs[:n]
+			_, ep := w.g.state(company, j.dm.EndpointID)
+			ep.parked++
+			park, delays = append(park, j), append(delays, w.g.parkFor(ep))
+		}
+	}
+	return park, delays
+}

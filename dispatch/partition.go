@@ -144,6 +144,8 @@ func (w *partition) makeRoom(ctx context.Context, cons jetstream.Consumer, behin
 	}
 	w.mu.Lock()
 	park, delays := w.g.evict()
+	cpark, cdelays := w.evictChains()
+	park, delays = append(park, cpark...), append(delays, cdelays...)
 	w.mu.Unlock()
 	for i, j := range park {
 		w.park(j, delays[i])

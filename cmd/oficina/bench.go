@@ -46,7 +46,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.DurationVar(&f.duration, "duration", def, "length of each run (env BENCH_SECONDS, in seconds; default 10)")
 		fs.IntVar(&f.runs, "runs", 3, "runs per scenario and per ceiling; figures are medians")
 		fs.DurationVar(&f.late, "late", time.Minute, "write runs last this long and are read at 10 s and here (0: no late reading)")
-		fs.StringVar(&f.only, "only", "", "regexp selecting what runs: ceiling, scenario names, deliveries_sustained, isolation, retention")
+		fs.StringVar(&f.only, "only", "", "regexp selecting what runs: ceiling, scenario names, deliveries_sustained, deliveries_sustained_ordered, isolation, retention")
 		fs.StringVar(&f.out, "out", "var/bench/latest.json", "where the figures are written (read, with -table)")
 		fs.IntVar(&f.rate, "sustain-rate", 5000, "deliveries per second offered in the sustained-delivery scenario")
 		fs.DurationVar(&f.hold, "sustain-hold", 30*time.Second, "how long each sustained rate is offered")
@@ -182,6 +182,17 @@ func measure(ctx context.Context, cfg config.Config, f benchFlags, sel *regexp.R
 			return err
 		}
 		if err := bench.LogBytesPerDelivery(ctx, r.feed, one); err != nil {
+			return err
+		}
+	}
+	if sel.MatchString("deliveries_sustained_ordered") {
+		if err := quiesce("deliveries_sustained_ordered"); err != nil {
+			return err
+		}
+		logf("bench: deliveries_sustained_ordered")
+		err := bench.Sustained(ctx, r.env, r.feed, bench.SustainConfig{Rate: f.rate, Hold: f.hold, Runs: f.runs, CPU: meter,
+			Ordering: "object"}, one)
+		if err != nil {
 			return err
 		}
 	}

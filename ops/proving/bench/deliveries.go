@@ -31,8 +31,9 @@ type Feed struct {
 type target struct{ company, endpoint string }
 
 // targets creates n companies, each with one endpoint at the receiver's
-// path, subscribed to sale.paid (what the feed records).
-func (e *Env) targets(ctx context.Context, f *Feed, label string, n int, path string) ([]target, error) {
+// path, subscribed to sale.paid (what the feed records), with ordering
+// ("" for the default).
+func (e *Env) targets(ctx context.Context, f *Feed, label string, n int, path, ordering string) ([]target, error) {
 	ts, err := e.tenants(ctx, label, n, []string{"webhooks:create", "webhooks:delete", "sales:read"})
 	if err != nil {
 		return nil, err
@@ -40,7 +41,11 @@ func (e *Env) targets(ctx context.Context, f *Feed, label string, n int, path st
 	out := make([]target, len(ts))
 	for i, t := range ts {
 		var ep struct{ ID string }
-		if err := e.Public(ctx, "POST", "/webhook_endpoints", t.Key, map[string]any{"url": f.Recv.URL() + path, "events": []string{"sale.paid"}}, &ep, 201); err != nil {
+		body := map[string]any{"url": f.Recv.URL() + path, "events": []string{"sale.paid"}}
+		if ordering != "" {
+			body["ordering"] = ordering
+		}
+		if err := e.Public(ctx, "POST", "/webhook_endpoints", t.Key, body, &ep, 201); err != nil {
 			return nil, err
 		}
 		out[i] = target{t.CompanyID, ep.ID}

@@ -57,7 +57,7 @@ func (f *Feed) latencyRuns(ctx context.Context, ts []target, cfg IsolationConfig
 // It leaves the failing backlog behind: run it last.
 func Isolation(ctx context.Context, env *Env, f *Feed, cfg IsolationConfig, report func(Figure)) error {
 	cfg = cfg.withDefaults()
-	others, err := env.targets(ctx, f, "others", cfg.Others, "/hook")
+	others, err := env.targets(ctx, f, "others", cfg.Others, "/hook", "")
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func Isolation(ctx context.Context, env *Env, f *Feed, cfg IsolationConfig, repo
 	report(Figure{"e2e_p99_ms", base, "ms"})
 	report(Figure{"isolation_base_samples", n, "deliveries per run"})
 
-	failing, err := env.targets(ctx, f, "failing", 1, "/fail")
+	failing, err := env.targets(ctx, f, "failing", 1, "/fail", "")
 	if err != nil {
 		return err
 	}

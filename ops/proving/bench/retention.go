@@ -19,7 +19,7 @@ var RetentionSizes = []int{10_000, 1_000_000}
 // The rows are written straight into the day's partition as the database
 // owner, far quicker than through the API; what is timed is the drop only.
 func Retention(ctx context.Context, env *Env, f *Feed, logf func(string, ...any), report func(Figure)) error {
-	ts, err := env.targets(ctx, f, "bench retention", 1, "/retention")
+	ts, err := env.targets(ctx, f, "bench retention", 1, "/retention", "")
 	if err != nil {
 		return err
 	}

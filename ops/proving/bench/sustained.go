@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,24 @@ type SustainConfig struct {
 	// Profiler, when set, profiles the processes during the first run's
 	// offer.
 	Profiler *Profiler
+	// Ordering of the endpoints: "" (none) or "object", which reports
+	// deliveries_sustained_ordered_* (issue 27 item 4). The events of one
+	// write are ten sales, the same ten each time, so each object has a
+	// chain of events either way.
+	Ordering string
+}
+
+// sustainable names the highest rate sustained.
+func (c SustainConfig) sustainable() string {
+	return strings.Replace(c.name(), "_sustained", "_sustainable", 1) + "_per_s"
+}
+
+// name is the figures' prefix.
+func (c SustainConfig) name() string {
+	if c.Ordering == "object" {
+		return "deliveries_sustained_ordered"
+	}
+	return "deliveries_sustained"
 }
 
 func (c SustainConfig) withDefaults() SustainConfig {
@@ -83,7 +102,7 @@ func (r sustainRun) sustained(rate int, maxP99 time.Duration) bool {
 // highest rate that was.
 func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report func(Figure)) error {
 	cfg = cfg.withDefaults()
-	ts, err := env.targets(ctx, f, "sustained", cfg.Companies, "/hook")
+	ts, err := env.targets(ctx, f, strings.TrimPrefix(cfg.name(), "deliveries_"), cfg.Companies, "/hook", cfg.Ordering)
 	if err != nil {
 		return err
 	}
@@ -99,7 +118,7 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 		}
 		wait := func() {}
 		if len(runs) == 0 {
-			wait = cfg.Profiler.During(ctx, "deliveries_sustained", cfg.Hold)
+			wait = cfg.Profiler.During(ctx, cfg.name(), cfg.Hold)
 		}
 		r, err := f.sustain(ctx, ts, cfg.Rate, cfg.Hold, cfg.Drain)
 		wait()
@@ -108,7 +127,7 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 		}
 		runs = append(runs, r)
 		span.add(r.n - r.missing)
-		figs, err := span.figures("deliveries_sustained")
+		figs, err := span.figures(cfg.name())
 		if err != nil {
 			return err
 		}
@@ -127,20 +146,20 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 	m := sustainRun{achieved: med(func(r sustainRun) float64 { return r.achieved }), p99: med(func(r sustainRun) float64 { return r.p99 }),
 		missing: int(med(func(r sustainRun) float64 { return float64(r.missing) }))}
 	for _, fig := range []Figure{
-		{"deliveries_sustained_target_per_s", float64(cfg.Rate), "deliveries/s"},
-		{"deliveries_sustained_offered_per_s", med(func(r sustainRun) float64 { return r.offered }), "deliveries/s"},
-		{"deliveries_sustained_per_s", m.achieved, "deliveries/s"},
-		{"deliveries_sustained_p50_ms", med(func(r sustainRun) float64 { return r.p50 }), "ms"},
-		{"deliveries_sustained_p99_ms", m.p99, "ms"},
-		{"deliveries_sustained_parked", med(func(r sustainRun) float64 { return float64(r.parked) }), "deliveries"},
-		{"deliveries_sustained_backlog", med(func(r sustainRun) float64 { return float64(r.backlog) }), "deliveries"},
-		{"deliveries_sustained_missing", float64(m.missing), "deliveries"},
-		{"deliveries_sustained_samples", med(func(r sustainRun) float64 { return float64(r.n) }), "deliveries"},
+		{cfg.name() + "_target_per_s", float64(cfg.Rate), "deliveries/s"},
+		{cfg.name() + "_offered_per_s", med(func(r sustainRun) float64 { return r.offered }), "deliveries/s"},
+		{cfg.name() + "_per_s", m.achieved, "deliveries/s"},
+		{cfg.name() + "_p50_ms", med(func(r sustainRun) float64 { return r.p50 }), "ms"},
+		{cfg.name() + "_p99_ms", m.p99, "ms"},
+		{cfg.name() + "_parked", med(func(r sustainRun) float64 { return float64(r.parked) }), "deliveries"},
+		{cfg.name() + "_backlog", med(func(r sustainRun) float64 { return float64(r.backlog) }), "deliveries"},
+		{cfg.name() + "_missing", float64(m.missing), "deliveries"},
+		{cfg.name() + "_samples", med(func(r sustainRun) float64 { return float64(r.n) }), "deliveries"},
 	} {
 		report(fig)
 	}
 	if m.sustained(cfg.Rate, cfg.MaxP99) {
-		report(Figure{"deliveries_sustainable_per_s", float64(cfg.Rate), "deliveries/s"})
+		report(Figure{cfg.sustainable(), float64(cfg.Rate), "deliveries/s"})
 		return nil
 	}
 	best := 0
@@ -155,7 +174,7 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 		if err != nil {
 			return err
 		}
-		name := fmt.Sprintf("deliveries_ramp_%d", rate)
+		name := fmt.Sprintf("%s_ramp_%d", strings.Replace(cfg.name(), "_sustained", "", 1), rate)
 		report(Figure{name + "_per_s", r.achieved, "deliveries/s"})
 		report(Figure{name + "_p99_ms", r.p99, "ms"})
 		report(Figure{name + "_parked", float64(r.parked), "deliveries"})
@@ -164,7 +183,7 @@ func Sustained(ctx context.Context, env *Env, f *Feed, cfg SustainConfig, report
 		}
 		best = rate
 	}
-	report(Figure{"deliveries_sustainable_per_s", float64(best), "deliveries/s"})
+	report(Figure{cfg.sustainable(), float64(best), "deliveries/s"})
 	return nil
 }
 
@@ -281,7 +300,7 @@ func (f *Feed) sustain(ctx context.Context, ts []target, rate int, hold, drain t
 func (f *Feed) write(ctx context.Context, wr *streams.Writer, t target, n int) ([]string, error) {
 	changes := make([]streams.Change, n)
 	for i := range changes {
-		changes[i] = streams.Change{Type: sales.EventPaid, Object: benchSale}
+		changes[i] = streams.Change{Type: sales.EventPaid, Object: benchSales[i%len(benchSales)]}
 	}
 	var rs []streams.Recorded
 	err := wr.Run(ctx, streams.Unit{CompanyID: t.company, Actor: streams.Actor{Kind: streams.ActorAPI}},
@@ -300,5 +319,12 @@ func (f *Feed) write(ctx context.Context, wr *streams.Writer, t target, n int) (
 	return ids, nil
 }
 
-// benchSale is the object of the feed's events.
-var benchSale = map[string]any{"object": "sale", "id": "sale_bench", "status": "paid", "total_cents": 15000}
+// benchSales are the objects of the feed's events: a write's events are
+// these ten sales in turn.
+var benchSales = func() []map[string]any {
+	out := make([]map[string]any, 10)
+	for i := range out {
+		out[i] = map[string]any{"object": "sale", "id": fmt.Sprintf("sale_bench%d", i), "status": "paid", "total_cents": 15000}
+	}
+	return out
+}()

@@ -20,6 +20,9 @@ type deliveryRow struct {
 	err                        string
 	published                  bool
 	created                    time.Time
+	// Its object and place, to an ordered endpoint ("" and 0 otherwise).
+	orderKey string
+	orderSeq int64
 }
 
 // readDeliveries reads every delivery of the run's database as its owner
@@ -34,7 +37,8 @@ func readDeliveries(ctx context.Context, ownerURL string) ([]deliveryRow, error)
 	defer conn.Close(context.WithoutCancel(ctx))
 	// published: not waiting in the backlog for the relay (decision 0029).
 	rows, err := conn.Query(cctx, `SELECT id, company_id, event_id, status, attempt_count, coalesce(error, ''),
-		NOT EXISTS (SELECT 1 FROM publish_backlog b WHERE b.company_id = d.company_id AND b.id = d.id), created_at
+		NOT EXISTS (SELECT 1 FROM publish_backlog b WHERE b.company_id = d.company_id AND b.id = d.id), created_at,
+		coalesce(order_key, ''), coalesce(order_seq, 0)
 		FROM webhook_deliveries d ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("check: deliveries: %w", err)
@@ -42,7 +46,7 @@ func readDeliveries(ctx context.Context, ownerURL string) ([]deliveryRow, error)
 	var out []deliveryRow
 	for rows.Next() {
 		var d deliveryRow
-		if err := rows.Scan(&d.id, &d.company, &d.event, &d.status, &d.attempts, &d.err, &d.published, &d.created); err != nil {
+		if err := rows.Scan(&d.id, &d.company, &d.event, &d.status, &d.attempts, &d.err, &d.published, &d.created, &d.orderKey, &d.orderSeq); err != nil {
 			return nil, fmt.Errorf("check: deliveries: %w", err)
 		}
 		out = append(out, d)

@@ -85,9 +85,46 @@ const loadCeiling = 100_000
 // the receiver — so each lead captured records exactly one delivery.
 type company struct {
 	id, key string
+	// ordered: its endpoint orders by object, and its writes create a few
+	// service orders and then update them again and again (each a chain of
+	// service_order.updated events); their ids are kept here.
+	ordered bool
+	orders  *orderPool
 }
 
-func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv *hooks.Receiver, i, ceiling int) (company, error) {
+// orderPool is the service orders an ordered company's writes update.
+type orderPool struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+// orderedObjects is how many service orders an ordered company's load
+// updates in turn, once it has made them.
+const orderedObjects = 3
+
+func (p *orderPool) add(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ids) < orderedObjects {
+		p.ids = append(p.ids, id)
+	}
+}
+
+// pick is the order the n-th write updates, or "" while there are too few
+// (and for the writes outside the load, n < 0, which create).
+func (p *orderPool) pick(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ids) < orderedObjects || n < 0 {
+		return ""
+	}
+	return p.ids[n%len(p.ids)]
+}
+
+// newCompany makes a company with an owner and a key and, when recv is
+// set, an endpoint at recv for its client events — for its service order
+// events, ordered by object, when ordered.
+func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv *hooks.Receiver, i, ceiling int, ordered bool) (company, error) {
 	var co, m struct{ ID string }
 	if err := a.call(ctx, "POST", adminBase+"/admin/v1/companies", a.adminToken,
 		map[string]any{"name": fmt.Sprintf("Chaos %d", i), "plan": "supra", "rate_limit_override": ceiling}, &co, 201); err != nil {
@@ -100,23 +137,51 @@ func (a *api) newCompany(ctx context.Context, adminBase, publicBase string, recv
 	var k struct{ Secret string }
 	if err := a.call(ctx, "POST", adminBase+"/admin/v1/companies/"+co.ID+"/api_keys", a.adminToken,
 		map[string]any{"member_id": m.ID, "name": "chaos", "permissions": []string{"leads:create", "clients:read",
-			"webhooks:create", "webhooks:read"}}, &k, 201); err != nil {
+			"service_orders:create", "service_orders:read", "service_orders:update", "webhooks:create", "webhooks:read"}}, &k, 201); err != nil {
 		return company{}, err
 	}
 	if recv == nil {
 		return company{id: co.ID, key: k.Secret}, nil
 	}
-	if err := a.call(ctx, "POST", publicBase+"/public/v1/webhook_endpoints", k.Secret,
-		map[string]any{"url": hookURL(recv, co.ID), "events": []string{"client.created"}}, nil, 201); err != nil {
+	endpoint := map[string]any{"url": hookURL(recv, co.ID), "events": []string{"client.created"}}
+	if ordered {
+		endpoint["events"], endpoint["ordering"] = []string{"service_order.*"}, "object"
+	}
+	if err := a.call(ctx, "POST", publicBase+"/public/v1/webhook_endpoints", k.Secret, endpoint, nil, 201); err != nil {
 		return company{}, err
 	}
-	return company{id: co.ID, key: k.Secret}, nil
+	return company{id: co.ID, key: k.Secret, ordered: ordered, orders: &orderPool{}}, nil
 }
 
-// captureLead is one POST /leads without a task: one client.created.
+// captureLead is one POST /leads without a task: one client.created (one
+// POST /service_orders, one service_order.created, for an ordered
+// company).
 func (a *api) captureLead(ctx context.Context, publicBase string, co company, n int) (int, []byte, error) {
-	ans, err := a.lead(ctx, publicBase, co, n)
+	ans, err := a.write(ctx, publicBase, co, n)
 	return ans.status, ans.body, err
+}
+
+// write is the n-th write of co: a lead capture; for an ordered company a
+// new service order until it has orderedObjects, then a PATCH of one of
+// them (one service_order.updated: the notes change every time). Each is
+// one delivery.
+func (a *api) write(ctx context.Context, publicBase string, co company, n int) (answer, error) {
+	if !co.ordered {
+		return a.lead(ctx, publicBase, co, n)
+	}
+	if id := co.orders.pick(n); id != "" {
+		return a.send(ctx, "PATCH", publicBase+"/public/v1/service_orders/"+id, co.key,
+			map[string]any{"internal_notes": fmt.Sprintf("write %d", n)})
+	}
+	ans, err := a.send(ctx, "POST", publicBase+"/public/v1/service_orders", co.key,
+		map[string]any{"client_name": fmt.Sprintf("Chaos client %d", n)})
+	if err == nil && ans.status == http.StatusCreated {
+		var o struct{ ID string }
+		if json.Unmarshal(ans.body, &o) == nil && o.ID != "" {
+			co.orders.add(o.ID)
+		}
+	}
+	return ans, err
 }
 
 func (a *api) lead(ctx context.Context, publicBase string, co company, n int) (answer, error) {
@@ -127,7 +192,7 @@ func (a *api) lead(ctx context.Context, publicBase string, co company, n int) (a
 // Writes counts the load's requests.
 type Writes struct {
 	Attempted int
-	Committed int            // 201
+	Committed int            // 201 (a capture) or 200 (an ordered company's PATCH)
 	Refused   map[int]int    // other answers, by status
 	Failed    int            // no answer (connection refused, reset, time-out)
 	Errors    map[string]int // Failed by kind of error
@@ -170,7 +235,7 @@ func startLoad(ctx context.Context, a *api, bases []string, cos []company, perSe
 	every := time.Duration(float64(time.Second) * float64(len(cos)) / perSecond)
 	l.driver = pace.Start(ctx, len(cos), every, func(ctx context.Context, i, n int) {
 		sent := time.Now()
-		ans, err := a.lead(ctx, bases[(i+n)%len(bases)], cos[i], n)
+		ans, err := a.write(ctx, bases[(i+n)%len(bases)], cos[i], n)
 		l.note(sent, ans, err)
 	})
 	return l
@@ -184,7 +249,7 @@ func (l *load) note(sent time.Time, ans answer, err error) {
 	l.w.Attempted++
 	if err == nil {
 		l.w.Latencies = append(l.w.Latencies, Latency{At: sent, D: now.Sub(sent)})
-		if (status == http.StatusCreated || status == http.StatusTooManyRequests) && ans.header.Get("RateLimit-Limit") == "" {
+		if (status == http.StatusCreated || status == http.StatusOK || status == http.StatusTooManyRequests) && ans.header.Get("RateLimit-Limit") == "" {
 			l.w.NoLimitHeaders++
 		}
 	}
@@ -193,7 +258,7 @@ func (l *load) note(sent time.Time, ans answer, err error) {
 		l.w.Failed++
 		l.w.Errors[errKind(err)]++
 		l.w.Problems = append(l.w.Problems, WriteProblem{At: now, Err: errKind(err)})
-	case status == http.StatusCreated:
+	case status == http.StatusCreated || status == http.StatusOK: // a capture, or an ordered company's PATCH
 		l.w.Committed++
 	default:
 		l.w.Refused[status]++

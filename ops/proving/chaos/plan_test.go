@@ -5,6 +5,7 @@ import (
 	"oficina/ops/testkit/hooks"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -135,5 +136,37 @@ func TestOnlyADispatcherKillMayRepeatASend(t *testing.T) {
 				t.Errorf("problems %q, want some: %v", p, tc.fails)
 			}
 		})
+	}
+}
+
+// Issue 27 item 4 under faults: the report finds a delivery to an ordered
+// endpoint that first arrived before one of its object placed before it,
+// whatever the order of the rows, and only that.
+func TestReportFindsDeliveriesOutOfOrder(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	recv := seen{got: map[hooks.Key]hooks.Delivery{
+		deliveryKey("co", "evt_1"): {First: at(1), Last: at(5), N: 2}, // sent again after a kill: still first
+		deliveryKey("co", "evt_2"): {First: at(2), Last: at(2), N: 1},
+		deliveryKey("co", "evt_3"): {First: at(1.5), Last: at(1.5), N: 1}, // before evt_2: out of order
+		deliveryKey("co", "evt_x"): {First: at(0.5), Last: at(0.5), N: 1}, // another object
+		deliveryKey("co", "evt_u"): {First: at(0.1), Last: at(0.1), N: 1}, // unordered
+	}}
+	rows := []deliveryRow{
+		{id: "dlv_3", company: "co", event: "evt_3", status: "succeeded", created: at(0.3), orderKey: "cli_a", orderSeq: 3 << 16},
+		{id: "dlv_1", company: "co", event: "evt_1", status: "succeeded", created: at(0.1), orderKey: "cli_a", orderSeq: 1 << 16},
+		{id: "dlv_2", company: "co", event: "evt_2", status: "succeeded", created: at(0.2), orderKey: "cli_a", orderSeq: 2 << 16},
+		{id: "dlv_x", company: "co", event: "evt_x", status: "succeeded", created: at(0.2), orderKey: "cli_b", orderSeq: 4 << 16},
+		{id: "dlv_u", company: "co", event: "evt_u", status: "succeeded", created: at(0.05)},
+	}
+	rep := &Report{MaxDuplicateRatio: 1, Recovered: true, OrderedEndpoints: 1}
+	rep.tally(rows, recv, t0)
+	if rep.OrderedObjects != 2 || rep.OrderedChain != 3 || rep.OutOfOrder != 1 {
+		t.Fatalf("objects %d, longest %d, out of order %d (%v); want 2, 3, 1", rep.OrderedObjects, rep.OrderedChain,
+			rep.OutOfOrder, rep.OutOfOrderIDs)
+	}
+	if !strings.Contains(strings.Join(rep.Problems(), "\n"), "dlv_3 arrived") {
+		t.Errorf("the problems do not name dlv_3: %v", rep.Problems())
 	}
 }

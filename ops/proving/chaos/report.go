@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"oficina/ops/testkit/hooks"
@@ -34,6 +35,17 @@ type Report struct {
 	Unrecorded              int      // webhook-ids that arrived with no delivery row
 	Mismatched              []string // webhook-id header differing from the body's id
 	Requests                int      // requests the receiver answered
+	// OrderedObjects are the objects of the ordered endpoints; OutOfOrder
+	// counts their deliveries that first arrived before one recorded
+	// before them (the first 10 in OutOfOrderIDs).
+	OrderedEndpoints int // companies whose endpoint orders by object
+	OrderedObjects   int
+	OrderedChain     int // the longest object's deliveries
+	OutOfOrder       int
+	OutOfOrderIDs    []string
+	// OrderedP50 and OrderedP99: commit → receiver of the ordered
+	// endpoints' deliveries (each waits for the one before it).
+	OrderedP50, OrderedP99 time.Duration
 
 	Recovered bool // everything arrived within RecoveryTimeout
 	// Recovery is how long after the last fault every delivery recorded
@@ -116,6 +128,7 @@ func (r *Report) tally(rows []deliveryRow, s seen, loadStart time.Time) {
 			r.Unrecorded++
 		}
 	}
+	r.tallyOrder(rows, got)
 	slices.SortFunc(slow, func(a, b slowOne) int { return int(b.lat - a.lat) })
 	for _, o := range slow[:min(3, len(slow))] {
 		r.Slowest = append(r.Slowest, fmt.Sprintf("%s recorded at +%.1fs, arrived %v later", o.d.id,
@@ -239,6 +252,13 @@ func (r *Report) Problems() []string {
 		p = append(p, fmt.Sprintf("duplicates %d of %d = %.3f %%, the bar is below %.3f %%", r.Duplicates, r.Recorded,
 			100*r.DuplicateRatio(), 100*r.MaxDuplicateRatio))
 	}
+	if r.OutOfOrder > 0 {
+		p = append(p, fmt.Sprintf("%d deliveries to ordered endpoints arrived before one of their object recorded before them: %s",
+			r.OutOfOrder, strings.Join(r.OutOfOrderIDs, "; ")))
+	}
+	if r.OrderedEndpoints > 0 && r.OrderedObjects == 0 {
+		p = append(p, "no object of an ordered endpoint: the load did not exercise ordered delivery")
+	}
 	if len(r.Mismatched) > 0 {
 		p = append(p, fmt.Sprintf("%d requests whose webhook-id is not the body's id: %v", len(r.Mismatched), r.Mismatched[:min(5, len(r.Mismatched))]))
 	}
@@ -290,6 +310,8 @@ func (r *Report) String() string {
 	if len(r.DuplicateIDs) > 0 {
 		w("  %s", strings.Join(r.DuplicateIDs, "; "))
 	}
+	w("order:       %d endpoints ordered by object: %d objects (up to %d events each), %d deliveries out of order; commit → receiver p50 %s, p99 %s",
+		r.OrderedEndpoints, r.OrderedObjects, r.OrderedChain, r.OutOfOrder, ms(r.OrderedP50), ms(r.OrderedP99))
 	w("recovery:    %s after the last fault; all delivered %s after the load stopped (complete: %v)",
 		ms(r.Recovery), ms(r.Drain), r.Recovered)
 	w("latency:     commit → receiver p50 %s, p99 %s, max %s; slowest: %s", ms(r.LatencyP50), ms(r.LatencyP99), ms(r.Latest),
@@ -325,4 +347,46 @@ func sortedMap[K int | string](m map[K]int) string {
 		parts = append(parts, fmt.Sprintf("%v: %d", k, m[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// tallyOrder checks the ordered endpoints' deliveries (issue 27 item 4):
+// sorted by their place in their object's order, each first arrived no
+// earlier than the one before it. The receiver answers 2xx at once, so a
+// first arrival is a success unless a dispatcher died before recording it,
+// and then the one before it is sent again before the next is.
+func (r *Report) tallyOrder(rows []deliveryRow, got map[hooks.Key]hooks.Delivery) {
+	type object struct{ company, key string }
+	chains := map[object][]deliveryRow{}
+	for _, d := range rows {
+		if d.orderKey != "" {
+			o := object{d.company, d.orderKey}
+			chains[o] = append(chains[o], d)
+		}
+	}
+	r.OrderedObjects = len(chains)
+	var lat []time.Duration
+	for _, c := range chains {
+		for _, d := range c {
+			if a, ok := got[deliveryKey(d.company, d.event)]; ok {
+				lat = append(lat, max(0, a.First.Sub(d.created)))
+			}
+		}
+		r.OrderedChain = max(r.OrderedChain, len(c))
+		slices.SortFunc(c, func(a, b deliveryRow) int { return cmp.Compare(a.orderSeq, b.orderSeq) })
+		for i := 1; i < len(c); i++ {
+			prev, okPrev := got[deliveryKey(c[i-1].company, c[i-1].event)]
+			cur, okCur := got[deliveryKey(c[i].company, c[i].event)]
+			if okPrev && okCur && cur.First.Before(prev.First) {
+				r.OutOfOrder++
+				if len(r.OutOfOrderIDs) < 10 {
+					r.OutOfOrderIDs = append(r.OutOfOrderIDs, fmt.Sprintf("%s arrived %v before %s", c[i].id,
+						prev.First.Sub(cur.First).Round(time.Millisecond), c[i-1].id))
+				}
+			}
+		}
+	}
+	slices.Sort(lat)
+	if n := len(lat); n > 0 {
+		r.OrderedP50, r.OrderedP99 = lat[n/2], lat[min(n-1, n*99/100)]
+	}
 }

@@ -242,12 +242,17 @@ func (r *run) setUp(ctx context.Context, rep *Report) error {
 
 	cos := make([]company, r.cfg.Companies)
 	for i := range cos {
-		if cos[i], err = r.api.newCompany(ctx, r.adminBase[0], r.publicBase[i%2], r.recv, i, loadCeiling); err != nil {
+		if cos[i], err = r.api.newCompany(ctx, r.adminBase[0], r.publicBase[i%2], r.recv, i, loadCeiling, i%2 == 1); err != nil {
 			return fmt.Errorf("company %d: %w", i, err)
 		}
 	}
 	rep.companies = cos
-	limited, err := r.api.newCompany(ctx, r.adminBase[0], r.publicBase[0], nil, len(cos), limitedCeiling)
+	for _, co := range cos {
+		if co.ordered {
+			rep.OrderedEndpoints++
+		}
+	}
+	limited, err := r.api.newCompany(ctx, r.adminBase[0], r.publicBase[0], nil, len(cos), limitedCeiling, false)
 	if err != nil {
 		return fmt.Errorf("limited company: %w", err)
 	}
