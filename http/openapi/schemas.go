@@ -11,6 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"oficina/schema/apitime"
+	"oficina/schema/field"
 )
 
 // Direction says whether a type is read from requests or written in
@@ -57,11 +58,17 @@ type schemas struct {
 	components openapi3.Schemas
 	owner      map[string]reflect.Type // component name → the Go type that claimed it
 	dir        map[reflect.Type]Direction
+	patterns   map[string]string // named patterns of `pattern:"..."` tags
 	errs       []error
 }
 
-func newSchemas() *schemas {
-	return &schemas{components: openapi3.Schemas{}, owner: map[string]reflect.Type{}, dir: map[reflect.Type]Direction{}}
+func newSchemas(patterns map[string]string) *schemas {
+	named := map[string]string{"nonblank": field.NonBlankPattern}
+	for k, v := range patterns {
+		named[k] = v
+	}
+	return &schemas{components: openapi3.Schemas{}, owner: map[string]reflect.Type{}, dir: map[reflect.Type]Direction{},
+		patterns: named}
 }
 
 func (s *schemas) fail(format string, args ...any) {
@@ -94,6 +101,10 @@ func (s *schemas) ref(t reflect.Type, d Direction) *openapi3.SchemaRef {
 	}
 	switch t.Kind() {
 	case reflect.String:
+		if d == Request {
+			// The decoder refuses NUL in every string (field.TextPattern).
+			return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Pattern: field.TextPattern})
+		}
 		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string")})
 	case reflect.Bool:
 		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("boolean")})
@@ -185,6 +196,9 @@ func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
 		if m.min != nil || m.max != nil {
 			p = s.bounded(t, m, p)
 		}
+		if m.text != (textRules{}) || m.list != (listRules{}) {
+			p = s.constrained(t, m, p)
+		}
 		if m.constant != "" {
 			if m.typ.Kind() != reflect.String {
 				s.fail("openapi: %s.%s: const on a %s", t, m.name, m.typ)
@@ -212,12 +226,69 @@ func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
 			o.AnyOf = append(o.AnyOf, openapi3.NewSchemaRef("", &openapi3.Schema{Required: set}))
 		}
 	}
+	if r, ok := reflect.Zero(t).Interface().(Ruled); ok && d == Request {
+		for _, rule := range r.Rules() {
+			o.AllOf = append(o.AllOf, s.rule(t, o, rule))
+		}
+	}
 	return o
 }
 
 // AnyOfRequired is implemented by request types that need one of several
 // members ("email or phone"): each set is one alternative.
 type AnyOfRequired interface{ RequiredAnyOf() [][]string }
+
+// Ruled is implemented by request types with rules between their members
+// (a custom sale item takes a name and a price, a catalog one a product):
+// each becomes an if/then in the object's allOf.
+type Ruled interface{ Rules() []field.Rule }
+
+// rule is the if/then of r on object o of type t.
+func (s *schemas) rule(t reflect.Type, o *openapi3.Schema, r field.Rule) *openapi3.SchemaRef {
+	known := func(name string) bool { _, ok := o.Properties[name]; return ok }
+	cond := &openapi3.Schema{}
+	at, inner, nested := strings.Cut(r.If, ".")
+	if !known(at) {
+		s.fail("openapi: %s: rule on unknown member %s", t, r.If)
+	}
+	leaf := cond
+	if nested {
+		leaf = &openapi3.Schema{}
+		cond.Properties = openapi3.Schemas{at: openapi3.NewSchemaRef("", leaf)}
+		cond.Required = []string{at}
+		at = inner
+	}
+	leaf.Required = []string{at}
+	switch len(r.In) {
+	case 0:
+	case 1:
+		leaf.Properties = openapi3.Schemas{at: openapi3.NewSchemaRef("", &openapi3.Schema{Const: r.In[0]})}
+	default:
+		in := make([]any, len(r.In))
+		for i, v := range r.In {
+			in[i] = v
+		}
+		leaf.Properties = openapi3.Schemas{at: openapi3.NewSchemaRef("", &openapi3.Schema{Enum: in})}
+	}
+	then := &openapi3.Schema{Required: r.Require}
+	for _, name := range append(slices.Clone(r.Require), r.Forbid...) {
+		if !known(name) {
+			s.fail("openapi: %s: rule on unknown member %s", t, name)
+		}
+	}
+	switch len(r.Forbid) {
+	case 0:
+	case 1:
+		then.Not = openapi3.NewSchemaRef("", &openapi3.Schema{Required: r.Forbid})
+	default:
+		someOf := &openapi3.Schema{}
+		for _, name := range r.Forbid {
+			someOf.AnyOf = append(someOf.AnyOf, openapi3.NewSchemaRef("", &openapi3.Schema{Required: []string{name}}))
+		}
+		then.Not = openapi3.NewSchemaRef("", someOf)
+	}
+	return openapi3.NewSchemaRef("", &openapi3.Schema{If: openapi3.NewSchemaRef("", cond), Then: openapi3.NewSchemaRef("", then)})
+}
 
 // member is one JSON member of a struct.
 type member struct {
@@ -232,6 +303,74 @@ type member struct {
 	// min and max are a number's bounds, tagged `min:"0" max:"604800"`
 	// where the server checks them.
 	min, max *float64
+	text     textRules
+	list     listRules
+}
+
+// textRules are a string's rules, tagged `minLength:"1" maxLength:"200"`
+// and `pattern:"<name>"` (a pattern of Spec.Patterns, or "nonblank"); on
+// an array they apply to its items.
+type textRules struct {
+	minLen, maxLen *uint64
+	pattern        string
+}
+
+// listRules are an array's rules: `minItems`, `maxItems`, `uniqueItems:"true"`
+// and `alone:"*"`, a value that may only be the array's one item.
+type listRules struct {
+	minItems, maxItems *uint64
+	unique             bool
+	alone              string
+}
+
+// constrained adds a member's text and list rules to its schema p.
+func (s *schemas) constrained(t reflect.Type, m member, p *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if p.Ref != "" || p.Value.Type == nil {
+		s.fail("openapi: %s.%s: length, pattern or item rules on a %s", t, m.name, m.typ)
+		return p
+	}
+	v := *p.Value
+	str := &v
+	if v.Type.Includes("array") {
+		if v.Items == nil || v.Items.Ref != "" && m.text != (textRules{}) {
+			s.fail("openapi: %s.%s: text rules on items that are not plain strings", t, m.name)
+			return p
+		}
+		v.MinItems, v.MaxItems, v.UniqueItems = value(m.list.minItems), m.list.maxItems, m.list.unique
+		if m.list.alone != "" {
+			// Not (contains it and has two items or more).
+			v.Not = openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Const: m.list.alone}),
+				MinItems: 2})
+		}
+		if m.text == (textRules{}) {
+			return openapi3.NewSchemaRef("", &v)
+		}
+		items := *v.Items.Value
+		str, v.Items = &items, openapi3.NewSchemaRef("", &items)
+	} else if m.list != (listRules{}) {
+		s.fail("openapi: %s.%s: item rules on a non-array", t, m.name)
+		return p
+	}
+	if !str.Type.Includes("string") {
+		s.fail("openapi: %s.%s: length or pattern on a non-string", t, m.name)
+		return p
+	}
+	str.MinLength, str.MaxLength = value(m.text.minLen), m.text.maxLen
+	if m.text.pattern != "" {
+		pat, ok := s.patterns[m.text.pattern]
+		if !ok {
+			s.fail("openapi: %s.%s: no pattern named %q", t, m.name, m.text.pattern)
+		}
+		str.Pattern = pat
+	}
+	return openapi3.NewSchemaRef("", &v)
+}
+
+func value(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // bounded adds a member's minimum and maximum to its number schema p.
@@ -243,6 +382,19 @@ func (s *schemas) bounded(t reflect.Type, m member, p *openapi3.SchemaRef) *open
 	v := *p.Value
 	v.Min, v.Max = m.min, m.max
 	return openapi3.NewSchemaRef("", &v)
+}
+
+// count parses a length or item count tag (nil when absent).
+func count(tag reflect.StructTag, key string) (*uint64, error) {
+	v, ok := tag.Lookup(key)
+	if !ok {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s:%q: %w", key, v, err)
+	}
+	return &n, nil
 }
 
 // bound parses a min or max tag (nil when absent).
@@ -319,6 +471,14 @@ func members(t reflect.Type) ([]member, error) {
 		if m.max, err = bound(f.Tag, "max"); err != nil {
 			return nil, err
 		}
+		for key, dst := range map[string]**uint64{"minLength": &m.text.minLen, "maxLength": &m.text.maxLen,
+			"minItems": &m.list.minItems, "maxItems": &m.list.maxItems} {
+			if *dst, err = count(f.Tag, key); err != nil {
+				return nil, err
+			}
+		}
+		m.text.pattern, m.list.alone = f.Tag.Get("pattern"), f.Tag.Get("alone")
+		m.list.unique = f.Tag.Get("uniqueItems") == "true"
 		out = append(out, m)
 	}
 	return out, nil
