@@ -193,7 +193,7 @@ func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
 	}
 	for _, m := range ms {
 		p := s.ref(m.typ, d)
-		if m.min != nil || m.max != nil {
+		if m.min != nil || m.max != nil || m.xmin != nil {
 			p = s.bounded(t, m, p)
 		}
 		if m.text != (textRules{}) || m.list != (listRules{}) {
@@ -243,51 +243,70 @@ type AnyOfRequired interface{ RequiredAnyOf() [][]string }
 // each becomes an if/then in the object's allOf.
 type Ruled interface{ Rules() []field.Rule }
 
-// rule is the if/then of r on object o of type t.
+// rule is the if/then of r on object o of type t. Each of its schemas
+// declares the members it names (an empty schema: any value) and allows
+// others explicitly: linters want a required member declared where it is
+// required, and example validators that refuse undeclared members by
+// default (Redocly's) would otherwise take a condition for false.
 func (s *schemas) rule(t reflect.Type, o *openapi3.Schema, r field.Rule) *openapi3.SchemaRef {
 	known := func(name string) bool { _, ok := o.Properties[name]; return ok }
-	cond := &openapi3.Schema{}
 	at, inner, nested := strings.Cut(r.If, ".")
 	if !known(at) {
 		s.fail("openapi: %s: rule on unknown member %s", t, r.If)
 	}
-	leaf := cond
-	if nested {
-		leaf = &openapi3.Schema{}
-		cond.Properties = openapi3.Schemas{at: openapi3.NewSchemaRef("", leaf)}
-		cond.Required = []string{at}
-		at = inner
-	}
-	leaf.Required = []string{at}
+	value := &openapi3.Schema{Pattern: r.Like}
 	switch len(r.In) {
 	case 0:
 	case 1:
-		leaf.Properties = openapi3.Schemas{at: openapi3.NewSchemaRef("", &openapi3.Schema{Const: r.In[0]})}
+		value.Const = r.In[0]
 	default:
-		in := make([]any, len(r.In))
-		for i, v := range r.In {
-			in[i] = v
+		for _, v := range r.In {
+			value.Enum = append(value.Enum, v)
 		}
-		leaf.Properties = openapi3.Schemas{at: openapi3.NewSchemaRef("", &openapi3.Schema{Enum: in})}
 	}
-	then := &openapi3.Schema{Required: r.Require}
+	cond := requiring(map[string]*openapi3.Schema{inner: value})
+	if !nested {
+		cond = requiring(map[string]*openapi3.Schema{at: value})
+	} else {
+		cond = requiring(map[string]*openapi3.Schema{at: cond})
+	}
+	if r.Unless {
+		cond = &openapi3.Schema{Not: openapi3.NewSchemaRef("", cond)}
+	}
 	for _, name := range append(slices.Clone(r.Require), r.Forbid...) {
 		if !known(name) {
 			s.fail("openapi: %s: rule on unknown member %s", t, name)
 		}
 	}
+	required := map[string]*openapi3.Schema{}
+	for _, name := range r.Require {
+		required[name] = &openapi3.Schema{Pattern: r.RequireLike}
+	}
+	then := requiring(required)
 	switch len(r.Forbid) {
 	case 0:
 	case 1:
-		then.Not = openapi3.NewSchemaRef("", &openapi3.Schema{Required: r.Forbid})
+		then.Not = openapi3.NewSchemaRef("", requiring(map[string]*openapi3.Schema{r.Forbid[0]: {}}))
 	default:
 		someOf := &openapi3.Schema{}
 		for _, name := range r.Forbid {
-			someOf.AnyOf = append(someOf.AnyOf, openapi3.NewSchemaRef("", &openapi3.Schema{Required: []string{name}}))
+			someOf.AnyOf = append(someOf.AnyOf, openapi3.NewSchemaRef("", requiring(map[string]*openapi3.Schema{name: {}})))
 		}
 		then.Not = openapi3.NewSchemaRef("", someOf)
 	}
 	return openapi3.NewSchemaRef("", &openapi3.Schema{If: openapi3.NewSchemaRef("", cond), Then: openapi3.NewSchemaRef("", then)})
+}
+
+// requiring is a schema that requires the members of m, each with its
+// schema, and takes any other.
+func requiring(m map[string]*openapi3.Schema) *openapi3.Schema {
+	out := &openapi3.Schema{Properties: openapi3.Schemas{}, AdditionalProperties: openapi3.AdditionalProperties{Has: new(true)}}
+	for name, v := range m {
+		out.Properties[name] = openapi3.NewSchemaRef("", v)
+		out.Required = append(out.Required, name)
+	}
+	slices.Sort(out.Required)
+	return out
 }
 
 // member is one JSON member of a struct.
@@ -301,10 +320,11 @@ type member struct {
 	// object member of every resource ("object": "sale").
 	constant string
 	// min and max are a number's bounds, tagged `min:"0" max:"604800"`
-	// where the server checks them.
-	min, max *float64
-	text     textRules
-	list     listRules
+	// where the server checks them; xmin an exclusive lower bound,
+	// `exclusiveMin:"0"` (a quantity above zero).
+	min, max, xmin *float64
+	text           textRules
+	list           listRules
 }
 
 // textRules are a string's rules, tagged `minLength:"1" maxLength:"200"`
@@ -315,12 +335,14 @@ type textRules struct {
 	pattern        string
 }
 
-// listRules are an array's rules: `minItems`, `maxItems`, `uniqueItems:"true"`
-// and `alone:"*"`, a value that may only be the array's one item.
+// listRules are an array's rules: `minItems`, `maxItems`, `uniqueItems:"true"`,
+// `alone:"*"` (a value that may only be the array's one item) and
+// `without:"read_only:manage_endpoints,recover"` (a value that may not
+// stand beside the others named).
 type listRules struct {
 	minItems, maxItems *uint64
 	unique             bool
-	alone              string
+	alone, without     string
 }
 
 // constrained adds a member's text and list rules to its schema p.
@@ -337,10 +359,28 @@ func (s *schemas) constrained(t reflect.Type, m member, p *openapi3.SchemaRef) *
 			return p
 		}
 		v.MinItems, v.MaxItems, v.UniqueItems = value(m.list.minItems), m.list.maxItems, m.list.unique
-		if m.list.alone != "" {
+		switch {
+		case m.list.alone != "" && m.list.without != "":
+			s.fail("openapi: %s.%s: alone and without on one member", t, m.name)
+		case m.list.alone != "":
 			// Not (contains it and has two items or more).
 			v.Not = openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Const: m.list.alone}),
 				MinItems: 2})
+		case m.list.without != "":
+			// Not (contains it and contains one of the others).
+			one, others, ok := strings.Cut(m.list.without, ":")
+			if !ok || one == "" || others == "" {
+				s.fail("openapi: %s.%s: without:%q, want \"value:other,other\"", t, m.name, m.list.without)
+				break
+			}
+			var enum []any
+			for _, o := range strings.Split(others, ",") {
+				enum = append(enum, o)
+			}
+			v.Not = openapi3.NewSchemaRef("", &openapi3.Schema{AllOf: openapi3.SchemaRefs{
+				openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Const: one})}),
+				openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Enum: enum})}),
+			}})
 		}
 		if m.text == (textRules{}) {
 			return openapi3.NewSchemaRef("", &v)
@@ -381,6 +421,9 @@ func (s *schemas) bounded(t reflect.Type, m member, p *openapi3.SchemaRef) *open
 	}
 	v := *p.Value
 	v.Min, v.Max = m.min, m.max
+	if m.xmin != nil {
+		v.ExclusiveMin = openapi3.ExclusiveBound{Value: m.xmin}
+	}
 	return openapi3.NewSchemaRef("", &v)
 }
 
@@ -471,13 +514,16 @@ func members(t reflect.Type) ([]member, error) {
 		if m.max, err = bound(f.Tag, "max"); err != nil {
 			return nil, err
 		}
+		if m.xmin, err = bound(f.Tag, "exclusiveMin"); err != nil {
+			return nil, err
+		}
 		for key, dst := range map[string]**uint64{"minLength": &m.text.minLen, "maxLength": &m.text.maxLen,
 			"minItems": &m.list.minItems, "maxItems": &m.list.maxItems} {
 			if *dst, err = count(f.Tag, key); err != nil {
 				return nil, err
 			}
 		}
-		m.text.pattern, m.list.alone = f.Tag.Get("pattern"), f.Tag.Get("alone")
+		m.text.pattern, m.list.alone, m.list.without = f.Tag.Get("pattern"), f.Tag.Get("alone"), f.Tag.Get("without")
 		m.list.unique = f.Tag.Get("uniqueItems") == "true"
 		out = append(out, m)
 	}
