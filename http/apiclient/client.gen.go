@@ -5434,7 +5434,7 @@ type ListEventsParams struct {
 	// Limit Page size, 1 to 100 (default 100).
 	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// StartingAfter Cursor: the `id` of the last item of the previous page.
+	// StartingAfter Cursor: the `id` of the last event of the previous page (an event the key reads, else 400).
 	StartingAfter *string `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 
 	// Type Only events of these types: names of the catalogue or family wildcards such as `sale.*`; repeat the parameter for several (up to 20).
@@ -5455,7 +5455,7 @@ type ListEventsParams struct {
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
-	// Type Only events of these types: names or family wildcards such as `sale.*`; repeat the parameter for several.
+	// Type Only events of these types: names or family wildcards such as `sale.*`; repeat the parameter for several (up to 20).
 	Type *[]string `form:"type,omitempty" json:"type,omitempty"`
 }
 
@@ -5746,7 +5746,7 @@ type ListWebhookDeliveriesParams struct {
 	// EventType Only deliveries of this event type.
 	EventType *EventType `form:"event_type,omitempty" json:"event_type,omitempty"`
 
-	// EventId Only deliveries of this event (`evt_…`): the original and its resends.
+	// EventId Only deliveries of this event (`evt_…`): the original and its resends; empty is none.
 	EventId *string `form:"event_id,omitempty" json:"event_id,omitempty"`
 
 	// CreatedAfter Only deliveries created at or after this time.

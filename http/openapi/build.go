@@ -10,6 +10,10 @@
 //     a member tagged `const:"sale"` has that one value (every resource's
 //     object member); timestamps and dates come from apitime's types,
 //     integers are int64; JSON kept as written is shown as its Shape;
+//   - requests say what the validators check (issue 26 item 6): `min`/`max`
+//     on numbers, `minLength`/`maxLength`/`pattern` on strings (on an array,
+//     its items), `minItems`/`maxItems`/`uniqueItems`/`alone` on arrays,
+//     rules between members as if/then (Ruled), and no NUL in any string;
 //   - components are named after the Go types, which carry the API's nouns.
 package openapi
 
@@ -35,6 +39,10 @@ type Spec struct {
 	Webhooks []Webhook
 	// Errors lists the catalogue's codes for the error envelope's enums.
 	Errors ErrorCodes
+	// Patterns are the named patterns request members refer to with a
+	// `pattern:"<name>"` tag (e-mail, phone), each the validator's own
+	// constant; "nonblank" is field.NonBlankPattern.
+	Patterns map[string]string
 }
 
 // Route is one operation.
@@ -82,7 +90,7 @@ type Webhook struct {
 
 // Build returns the document.
 func Build(spec Spec) (*openapi3.T, error) {
-	s := newSchemas()
+	s := newSchemas(spec.Patterns)
 	doc := &openapi3.T{
 		OpenAPI:    "3.1.0",
 		Info:       spec.Info,

@@ -11,6 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"oficina/schema/apitime"
+	"oficina/schema/field"
 )
 
 // Direction says whether a type is read from requests or written in
@@ -57,11 +58,17 @@ type schemas struct {
 	components openapi3.Schemas
 	owner      map[string]reflect.Type // component name → the Go type that claimed it
 	dir        map[reflect.Type]Direction
+	patterns   map[string]string // named patterns of `pattern:"..."` tags
 	errs       []error
 }
 
-func newSchemas() *schemas {
-	return &schemas{components: openapi3.Schemas{}, owner: map[string]reflect.Type{}, dir: map[reflect.Type]Direction{}}
+func newSchemas(patterns map[string]string) *schemas {
+	named := map[string]string{"nonblank": field.NonBlankPattern}
+	for k, v := range patterns {
+		named[k] = v
+	}
+	return &schemas{components: openapi3.Schemas{}, owner: map[string]reflect.Type{}, dir: map[reflect.Type]Direction{},
+		patterns: named}
 }
 
 func (s *schemas) fail(format string, args ...any) {
@@ -94,6 +101,10 @@ func (s *schemas) ref(t reflect.Type, d Direction) *openapi3.SchemaRef {
 	}
 	switch t.Kind() {
 	case reflect.String:
+		if d == Request {
+			// The decoder refuses NUL in every string (field.TextPattern).
+			return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string"), Pattern: field.TextPattern})
+		}
 		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("string")})
 	case reflect.Bool:
 		return openapi3.NewSchemaRef("", &openapi3.Schema{Type: types("boolean")})
@@ -182,8 +193,11 @@ func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
 	}
 	for _, m := range ms {
 		p := s.ref(m.typ, d)
-		if m.min != nil || m.max != nil {
+		if m.min != nil || m.max != nil || m.xmin != nil {
 			p = s.bounded(t, m, p)
+		}
+		if m.text != (textRules{}) || m.list != (listRules{}) {
+			p = s.constrained(t, m, p)
 		}
 		if m.constant != "" {
 			if m.typ.Kind() != reflect.String {
@@ -212,12 +226,88 @@ func (s *schemas) object(t reflect.Type, d Direction) *openapi3.Schema {
 			o.AnyOf = append(o.AnyOf, openapi3.NewSchemaRef("", &openapi3.Schema{Required: set}))
 		}
 	}
+	if r, ok := reflect.Zero(t).Interface().(Ruled); ok && d == Request {
+		for _, rule := range r.Rules() {
+			o.AllOf = append(o.AllOf, s.rule(t, o, rule))
+		}
+	}
 	return o
 }
 
 // AnyOfRequired is implemented by request types that need one of several
 // members ("email or phone"): each set is one alternative.
 type AnyOfRequired interface{ RequiredAnyOf() [][]string }
+
+// Ruled is implemented by request types with rules between their members
+// (a custom sale item takes a name and a price, a catalog one a product):
+// each becomes an if/then in the object's allOf.
+type Ruled interface{ Rules() []field.Rule }
+
+// rule is the if/then of r on object o of type t. Each of its schemas
+// declares the members it names (an empty schema: any value) and allows
+// others explicitly: linters want a required member declared where it is
+// required, and example validators that refuse undeclared members by
+// default (Redocly's) would otherwise take a condition for false.
+func (s *schemas) rule(t reflect.Type, o *openapi3.Schema, r field.Rule) *openapi3.SchemaRef {
+	known := func(name string) bool { _, ok := o.Properties[name]; return ok }
+	at, inner, nested := strings.Cut(r.If, ".")
+	if !known(at) {
+		s.fail("openapi: %s: rule on unknown member %s", t, r.If)
+	}
+	value := &openapi3.Schema{Pattern: r.Like}
+	switch len(r.In) {
+	case 0:
+	case 1:
+		value.Const = r.In[0]
+	default:
+		for _, v := range r.In {
+			value.Enum = append(value.Enum, v)
+		}
+	}
+	cond := requiring(map[string]*openapi3.Schema{inner: value})
+	if !nested {
+		cond = requiring(map[string]*openapi3.Schema{at: value})
+	} else {
+		cond = requiring(map[string]*openapi3.Schema{at: cond})
+	}
+	if r.Unless {
+		cond = &openapi3.Schema{Not: openapi3.NewSchemaRef("", cond)}
+	}
+	for _, name := range append(slices.Clone(r.Require), r.Forbid...) {
+		if !known(name) {
+			s.fail("openapi: %s: rule on unknown member %s", t, name)
+		}
+	}
+	required := map[string]*openapi3.Schema{}
+	for _, name := range r.Require {
+		required[name] = &openapi3.Schema{Pattern: r.RequireLike}
+	}
+	then := requiring(required)
+	switch len(r.Forbid) {
+	case 0:
+	case 1:
+		then.Not = openapi3.NewSchemaRef("", requiring(map[string]*openapi3.Schema{r.Forbid[0]: {}}))
+	default:
+		someOf := &openapi3.Schema{}
+		for _, name := range r.Forbid {
+			someOf.AnyOf = append(someOf.AnyOf, openapi3.NewSchemaRef("", requiring(map[string]*openapi3.Schema{name: {}})))
+		}
+		then.Not = openapi3.NewSchemaRef("", someOf)
+	}
+	return openapi3.NewSchemaRef("", &openapi3.Schema{If: openapi3.NewSchemaRef("", cond), Then: openapi3.NewSchemaRef("", then)})
+}
+
+// requiring is a schema that requires the members of m, each with its
+// schema, and takes any other.
+func requiring(m map[string]*openapi3.Schema) *openapi3.Schema {
+	out := &openapi3.Schema{Properties: openapi3.Schemas{}, AdditionalProperties: openapi3.AdditionalProperties{Has: new(true)}}
+	for name, v := range m {
+		out.Properties[name] = openapi3.NewSchemaRef("", v)
+		out.Required = append(out.Required, name)
+	}
+	slices.Sort(out.Required)
+	return out
+}
 
 // member is one JSON member of a struct.
 type member struct {
@@ -230,8 +320,97 @@ type member struct {
 	// object member of every resource ("object": "sale").
 	constant string
 	// min and max are a number's bounds, tagged `min:"0" max:"604800"`
-	// where the server checks them.
-	min, max *float64
+	// where the server checks them; xmin an exclusive lower bound,
+	// `exclusiveMin:"0"` (a quantity above zero).
+	min, max, xmin *float64
+	text           textRules
+	list           listRules
+}
+
+// textRules are a string's rules, tagged `minLength:"1" maxLength:"200"`
+// and `pattern:"<name>"` (a pattern of Spec.Patterns, or "nonblank"); on
+// an array they apply to its items.
+type textRules struct {
+	minLen, maxLen *uint64
+	pattern        string
+}
+
+// listRules are an array's rules: `minItems`, `maxItems`, `uniqueItems:"true"`,
+// `alone:"*"` (a value that may only be the array's one item) and
+// `without:"read_only:manage_endpoints,recover"` (a value that may not
+// stand beside the others named).
+type listRules struct {
+	minItems, maxItems *uint64
+	unique             bool
+	alone, without     string
+}
+
+// constrained adds a member's text and list rules to its schema p.
+func (s *schemas) constrained(t reflect.Type, m member, p *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if p.Ref != "" || p.Value.Type == nil {
+		s.fail("openapi: %s.%s: length, pattern or item rules on a %s", t, m.name, m.typ)
+		return p
+	}
+	v := *p.Value
+	str := &v
+	if v.Type.Includes("array") {
+		if v.Items == nil || v.Items.Ref != "" && m.text != (textRules{}) {
+			s.fail("openapi: %s.%s: text rules on items that are not plain strings", t, m.name)
+			return p
+		}
+		v.MinItems, v.MaxItems, v.UniqueItems = value(m.list.minItems), m.list.maxItems, m.list.unique
+		switch {
+		case m.list.alone != "" && m.list.without != "":
+			s.fail("openapi: %s.%s: alone and without on one member", t, m.name)
+		case m.list.alone != "":
+			// Not (contains it and has two items or more).
+			v.Not = openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Const: m.list.alone}),
+				MinItems: 2})
+		case m.list.without != "":
+			// Not (contains it and contains one of the others).
+			one, others, ok := strings.Cut(m.list.without, ":")
+			if !ok || one == "" || others == "" {
+				s.fail("openapi: %s.%s: without:%q, want \"value:other,other\"", t, m.name, m.list.without)
+				break
+			}
+			var enum []any
+			for _, o := range strings.Split(others, ",") {
+				enum = append(enum, o)
+			}
+			v.Not = openapi3.NewSchemaRef("", &openapi3.Schema{AllOf: openapi3.SchemaRefs{
+				openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Const: one})}),
+				openapi3.NewSchemaRef("", &openapi3.Schema{Contains: openapi3.NewSchemaRef("", &openapi3.Schema{Enum: enum})}),
+			}})
+		}
+		if m.text == (textRules{}) {
+			return openapi3.NewSchemaRef("", &v)
+		}
+		items := *v.Items.Value
+		str, v.Items = &items, openapi3.NewSchemaRef("", &items)
+	} else if m.list != (listRules{}) {
+		s.fail("openapi: %s.%s: item rules on a non-array", t, m.name)
+		return p
+	}
+	if !str.Type.Includes("string") {
+		s.fail("openapi: %s.%s: length or pattern on a non-string", t, m.name)
+		return p
+	}
+	str.MinLength, str.MaxLength = value(m.text.minLen), m.text.maxLen
+	if m.text.pattern != "" {
+		pat, ok := s.patterns[m.text.pattern]
+		if !ok {
+			s.fail("openapi: %s.%s: no pattern named %q", t, m.name, m.text.pattern)
+		}
+		str.Pattern = pat
+	}
+	return openapi3.NewSchemaRef("", &v)
+}
+
+func value(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // bounded adds a member's minimum and maximum to its number schema p.
@@ -242,7 +421,23 @@ func (s *schemas) bounded(t reflect.Type, m member, p *openapi3.SchemaRef) *open
 	}
 	v := *p.Value
 	v.Min, v.Max = m.min, m.max
+	if m.xmin != nil {
+		v.ExclusiveMin = openapi3.ExclusiveBound{Value: m.xmin}
+	}
 	return openapi3.NewSchemaRef("", &v)
+}
+
+// count parses a length or item count tag (nil when absent).
+func count(tag reflect.StructTag, key string) (*uint64, error) {
+	v, ok := tag.Lookup(key)
+	if !ok {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s:%q: %w", key, v, err)
+	}
+	return &n, nil
 }
 
 // bound parses a min or max tag (nil when absent).
@@ -319,6 +514,17 @@ func members(t reflect.Type) ([]member, error) {
 		if m.max, err = bound(f.Tag, "max"); err != nil {
 			return nil, err
 		}
+		if m.xmin, err = bound(f.Tag, "exclusiveMin"); err != nil {
+			return nil, err
+		}
+		for key, dst := range map[string]**uint64{"minLength": &m.text.minLen, "maxLength": &m.text.maxLen,
+			"minItems": &m.list.minItems, "maxItems": &m.list.maxItems} {
+			if *dst, err = count(f.Tag, key); err != nil {
+				return nil, err
+			}
+		}
+		m.text.pattern, m.list.alone, m.list.without = f.Tag.Get("pattern"), f.Tag.Get("alone"), f.Tag.Get("without")
+		m.list.unique = f.Tag.Get("uniqueItems") == "true"
 		out = append(out, m)
 	}
 	return out, nil

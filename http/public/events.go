@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/uptrace/bun"
 
+	"oficina/http/openapi"
 	"oficina/schema/events"
 	"oficina/schema/page"
 	"oficina/tenant"
@@ -21,18 +23,30 @@ func (s *Server) eventRoutes() {
 			"first (by `timestamp`, then `id`); kept 30 days. `delivery_success=false` lists the events some endpoint " +
 			"has not received yet (pending or failed; a successful resend counts): what to catch up on after an " +
 			"outage." + reads,
-		query: pageParams(
-			query[[]string]("type", "Only events of these types: names of the catalogue or family wildcards such as "+
+		query: append([]openapi.Param{limitParam(),
+			patterned("starting_after", "Cursor: the `id` of the last event of the previous page (an event the key "+
+				"reads, else 400).", events.IDPattern)},
+			typeFilter("Only events of these types: names of the catalogue or family wildcards such as "+
 				"`sale.*`; repeat the parameter for several (up to 20)."),
 			timestampQuery("created_after", "Only events whose `timestamp` is at or after this time."),
 			timestampQuery("created_before", "Only events whose `timestamp` is before this time."),
-			query[string]("object_id", "Only events about this record (`data.object.id`, e.g. `sal_…`)."),
+			patterned("object_id", "Only events about this record (`data.object.id`, e.g. `sal_…`).", events.ObjectIDPattern),
 			query[bool]("delivery_success", "`false`: events some endpoint has not received; `true`: events every "+
 				"endpoint they were sent to received."))},
 		s.listEvents)
 	handle(s, http.MethodGet, "/events/{id}", need("events:read"), op{id: "getEvent", tag: tg, summary: "Read an event",
 		desc: "The event exactly as its webhooks deliver it." + reads}, s.getEvent)
 	s.streamRoutes()
+}
+
+// typeFilter is the type filter of GET /events and its stream: up to
+// events.MaxTypes names or family wildcards, stated as a pattern so that
+// generated clients keep it a list of strings.
+func typeFilter(desc string) openapi.Param {
+	maxTypes := uint64(events.MaxTypes)
+	return openapi.Param{Name: "type", Description: desc, Schema: &openapi3.Schema{Type: &openapi3.Types{"array"},
+		MaxItems: &maxTypes, Items: openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"string"},
+			Pattern: events.TypeFilterPattern()})}}
 }
 
 // eventsVisible are the event types p may read.

@@ -61,9 +61,9 @@ func (s *Server) orderRoutes() {
 func orderFilterParams() []openapi.Param {
 	return append([]openapi.Param{
 		query[orders.ServiceOrderStatus]("status", "Orders in this status."),
-		query[string]("client_id", "Orders of this client."),
-		query[string]("technician_id", "Orders with this technician, in charge or in support."),
-		query[string]("type_id", "Orders of this type."),
+		idQuery("client_id", "Orders of this client.", "cli"),
+		idQuery("technician_id", "Orders with this technician, in charge or in support.", "mem"),
+		idQuery("type_id", "Orders of this type.", "sot"),
 	}, syncParams()...)
 }
 

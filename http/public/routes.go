@@ -17,8 +17,11 @@ import (
 	"oficina/http/openapi"
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/clients"
 	"oficina/schema/events"
+	"oficina/schema/field"
 	"oficina/schema/ids"
+	"oficina/schema/page"
 	"oficina/streams"
 	"oficina/streams/envelope"
 	"oficina/tenant"
@@ -115,11 +118,35 @@ func (s *Server) register() {
 
 // pageParams are the list parameters (docs/api.md, "Lists and pagination").
 func pageParams(more ...openapi.Param) []openapi.Param {
-	return append([]openapi.Param{
-		{Name: "limit", Description: "Page size, 1 to 100 (default 100).",
-			Schema: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Format: "int32", Min: new(1.0), Max: new(100.0)}},
-		{Name: "starting_after", Description: "Cursor: the `id` of the last item of the previous page.", Type: reflect.TypeFor[string]()},
+	return append([]openapi.Param{limitParam(),
+		text("starting_after", "Cursor: the `id` of the last item of the previous page.", 1, page.MaxCursor),
 	}, more...)
+}
+
+func limitParam() openapi.Param {
+	return openapi.Param{Name: "limit", Description: "Page size, 1 to 100 (default 100).",
+		Schema: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Format: "int32", Min: new(1.0), Max: new(float64(page.MaxLimit))}}
+}
+
+// text is a query parameter of free text: minLen to maxLen characters (0:
+// no bound), never a NUL (wire.CheckQuery).
+func text(name, desc string, minLen, maxLen uint64) openapi.Param {
+	s := &openapi3.Schema{Type: &openapi3.Types{"string"}, MinLength: minLen, Pattern: field.TextPattern}
+	if maxLen > 0 {
+		s.MaxLength = &maxLen
+	}
+	return openapi.Param{Name: name, Description: desc, Schema: s}
+}
+
+// patterned is a query parameter that must match pattern.
+func patterned(name, desc, pattern string) openapi.Param {
+	return openapi.Param{Name: name, Description: desc, Schema: &openapi3.Schema{Type: &openapi3.Types{"string"}, Pattern: pattern}}
+}
+
+// idQuery is a filter by the id of a record with prefix (an id of any
+// other shape is 400; one that names nothing matches nothing).
+func idQuery(name, desc, prefix string) openapi.Param {
+	return patterned(name, desc, ids.Pattern(prefix))
 }
 
 // syncParams are the time window of a sync loop (page.Sync; docs/api.md,
@@ -223,6 +250,7 @@ func spec() (openapi.Spec, error) {
 			{Name: "events", Description: "The events of the company: sent to webhook endpoints (part 6) and kept 30 days for `GET /events`."},
 		},
 		Webhooks: hooks,
+		Patterns: map[string]string{"email": clients.EmailPattern, "phone": clients.PhonePattern},
 		Errors: openapi.ErrorCodes{Envelope: reflect.TypeFor[apierr.Body](), Meaning: map[int]string{
 			400: "`invalid_request` (malformed request, broken JSON, invalid query parameter or Idempotency-Key) or `request_failed`.",
 			401: "`api_key_invalid`: any authentication failure, always the same answer.",

@@ -73,7 +73,7 @@ func saleFilterParams() []openapi.Param {
 		dateQuery("sale_date_after", "Sales dated on or after this date."),
 		dateQuery("sale_date_before", "Sales dated on or before this date."),
 		query[sales.PaymentStatus]("payment_status", "Sales in this payment status."),
-		query[string]("client_id", "Sales of this client."),
+		text("client_id", "Sales of this client.", 1, 0),
 		query[bool]("canceled", "`true`: only canceled sales; `false`: only sales not canceled."),
 	}, syncParams()...)
 }

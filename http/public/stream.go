@@ -39,8 +39,8 @@ func (s *Server) streamRoutes() {
 			"without it the stream starts with the next event. A comment line every 15 s keeps the connection alive. " +
 			"`oficina listen` reads this route. A key sees the events of the modules it may read (`<module>:read` and its " +
 			"member's access), as in `GET /events`.",
-		query: []openapi.Param{query[[]string]("type", "Only events of these types: names or family wildcards such as "+
-			"`sale.*`; repeat the parameter for several.")}},
+		query: []openapi.Param{typeFilter("Only events of these types: names or family wildcards such as " +
+			"`sale.*`; repeat the parameter for several (up to 20).")}},
 		s.streamEvents)
 }
 

@@ -46,7 +46,8 @@ func (s *Server) webhookRoutes() {
 		summary: "List an endpoint's deliveries", desc: "The delivery log, newest first; kept 30 days.", query: pageParams(
 			query[webhooks.WebhookDeliveryStatus]("status", "Only deliveries in this status."),
 			query[webhooks.EventType]("event_type", "Only deliveries of this event type."),
-			query[string]("event_id", "Only deliveries of this event (`evt_…`): the original and its resends."),
+			patterned("event_id", "Only deliveries of this event (`evt_…`): the original and its resends; empty is none.",
+				webhooks.FilterEventIDPattern),
 			timestampQuery("created_after", "Only deliveries created at or after this time."),
 			timestampQuery("created_before", "Only deliveries created before this time."))},
 		s.listWebhookDeliveries)

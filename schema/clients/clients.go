@@ -188,7 +188,7 @@ func (c *Row) setPhone(f *apierr.Fields, v *string) {
 		return
 	}
 	p := strings.TrimSpace(*v)
-	if utf8.RuneCountInString(p) > 40 {
+	if utf8.RuneCountInString(p) > MaxPhoneLen {
 		f.Add("phone", apierr.TooLong)
 		return
 	}

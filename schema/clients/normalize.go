@@ -27,7 +27,7 @@ func ParseEmail(s string) (stored, key string, ok bool) {
 		return "", "", false
 	}
 	s = norm.NFC.String(s)
-	if !bareAddress(s) || len(s) > 254 {
+	if !bareAddress(s) || len(s) > MaxEmailLen {
 		return "", "", false
 	}
 	key = norm.NFKC.String(strings.ToLower(norm.NFKC.String(s)))

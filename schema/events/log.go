@@ -91,13 +91,37 @@ type Filter struct {
 // filterParams are the query members GET /events takes besides the page.
 var filterParams = []string{"type", "created_after", "created_before", "object_id", "delivery_success", "limit", "starting_after"}
 
-var (
-	objectIDPattern = regexp.MustCompile(`^[a-z]{2,4}_[0-9a-z]{1,60}$`)
-	eventIDPattern  = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
+// ObjectIDPattern and IDPattern are the object_id filter and an
+// event id, as the OpenAPI document states them.
+const (
+	ObjectIDPattern = `^[a-z]{2,4}_[0-9a-z]{1,60}$`
+	IDPattern       = `^evt_[0-9a-f]{32}$`
 )
 
-// maxTypes bounds the type filters of one request.
-const maxTypes = 20
+var (
+	objectIDPattern = regexp.MustCompile(ObjectIDPattern)
+	eventIDPattern  = regexp.MustCompile(IDPattern)
+)
+
+// TypeFilterPattern is a value of the type filter ParseFilter takes: a
+// name of the catalogue or a family wildcard such as sale.* (not *, not
+// ping), as the OpenAPI document states it (issue 26 item 6). A pattern
+// rather than an enum: generated clients keep the filter a list of
+// strings.
+func TypeFilterPattern() string {
+	var alts []string
+	for m := range table().modules {
+		alts = append(alts, regexp.QuoteMeta(m+".*"))
+	}
+	for _, n := range Names() {
+		alts = append(alts, regexp.QuoteMeta(n))
+	}
+	slices.Sort(alts)
+	return "^(?:" + strings.Join(alts, "|") + ")$"
+}
+
+// MaxTypes bounds the type filters of one request.
+const MaxTypes = 20
 
 // ParseFilter reads GET /events' filters: type (repeatable: a name of the
 // catalogue or a family wildcard such as sale.*), created_after,
@@ -113,7 +137,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 		}
 	}
 	if vs, ok := q["type"]; ok {
-		if len(vs) > maxTypes {
+		if len(vs) > MaxTypes {
 			return f, bad
 		}
 		f.Types = []string{}

@@ -3,6 +3,7 @@ package events_test
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"testing"
 
 	"oficina/schema/apierr"
@@ -45,4 +46,22 @@ func FuzzEventsQuery(f *testing.F) {
 		_, err = page.Parse(q)
 		refused(err)
 	})
+}
+
+// Issue 26 item 6: TypeFilterPattern, the type filter of the OpenAPI
+// document, takes exactly the values ParseFilter takes.
+func TestTypeFilterPatternIsParseFilters(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(events.TypeFilterPattern())
+	var wildcards []string
+	for _, f := range events.Families() {
+		wildcards = append(wildcards, f.Name+".*")
+	}
+	for _, v := range append(append(events.Names(), wildcards...), "*", "ping", "sale.*", "sale", "sale.", "sales.*", "sale.**", "Sale.created",
+		"sale.created ", "xsale.created", "sale.createdx", "client.*", "stock.*", "") {
+		_, err := events.ParseFilter(url.Values{"type": {v}})
+		if re.MatchString(v) != (err == nil) {
+			t.Errorf("%q: pattern %v, ParseFilter %v", v, re.MatchString(v), err)
+		}
+	}
 }

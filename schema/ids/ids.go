@@ -71,6 +71,10 @@ func Valid(prefix, s string) bool {
 	return true
 }
 
+// Pattern is the regular expression of the strings Valid takes for prefix,
+// as the OpenAPI document states an id filter (issue 26 item 6).
+func Pattern(prefix string) string { return "^" + prefix + "_[0-9a-z]{26}$" }
+
 // Time returns the creation time an id carries (to the millisecond), and
 // false for a string that is not an id of this package.
 func Time(id string) (time.Time, bool) {

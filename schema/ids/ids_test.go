@@ -1,6 +1,8 @@
 package ids
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,5 +55,18 @@ func TestExampleIDsAreValidAndStable(t *testing.T) {
 	a, b := Example("cli", 1), Example("cli", 2)
 	if !Valid("cli", a) || !Valid("cli", b) || a == b || a != Example("cli", 1) {
 		t.Fatalf("Example: %s %s", a, b)
+	}
+}
+
+// Issue 26 item 6: Pattern takes exactly what Valid takes.
+func TestThePatternIsValid(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(Pattern("cli"))
+	for _, s := range []string{New("cli"), New("mem"), "cli_" + strings.Repeat("z", 26), "cli_" + strings.Repeat("Z", 26),
+		"cli_" + strings.Repeat("a", 25), "cli_" + strings.Repeat("a", 27), "cli-" + strings.Repeat("a", 26), "cli", "",
+		"xcli_" + strings.Repeat("a", 26), "cli_" + strings.Repeat("é", 13)} {
+		if re.MatchString(s) != Valid("cli", s) {
+			t.Errorf("%q: pattern %v, Valid %v", s, re.MatchString(s), Valid("cli", s))
+		}
 	}
 }

@@ -13,32 +13,45 @@ import (
 	"strings"
 
 	"oficina/schema/apitime"
+	"oficina/schema/field"
 	"oficina/schema/tasks"
 	"oficina/tenant"
 )
 
 // LeadCaptureCreate is the body of POST /leads. It decodes with wire.DecodeBytes.
 type LeadCaptureCreate struct {
-	Name   *string   `json:"name" api:"required"`
-	Email  *string   `json:"email"`
-	Phone  *string   `json:"phone"`
-	Source *string   `json:"source"`
-	Notes  *string   `json:"notes"`
+	Name   *string   `json:"name" api:"required" minLength:"1" maxLength:"200" pattern:"nonblank"`
+	Email  *string   `json:"email" maxLength:"254" pattern:"email"`
+	Phone  *string   `json:"phone" maxLength:"40" pattern:"phone"`
+	Source *string   `json:"source" maxLength:"200"`
+	Notes  *string   `json:"notes" maxLength:"10000"`
 	Task   TaskField `json:"task" api:"nullable"`
 }
 
 // RequiredAnyOf: a capture needs an e-mail or a phone (either, or both).
 func (LeadCaptureCreate) RequiredAnyOf() [][]string { return [][]string{{"email"}, {"phone"}} }
 
+// Rules: a blank e-mail or phone counts as absent, so one of them must be
+// more than white space (Validate).
+func (LeadCaptureCreate) Rules() []field.Rule {
+	return []field.Rule{field.EitherNonBlank("email", "phone")}
+}
+
 // LeadTask is the task object of a capture.
 type LeadTask struct {
-	Title        *string                `json:"title"`
-	Description  *string                `json:"description"`
-	DueInHours   *int64                 `json:"due_in_hours"`
+	Title        *string                `json:"title" minLength:"1" maxLength:"255" pattern:"nonblank"`
+	Description  *string                `json:"description" maxLength:"10000"`
+	DueInHours   *int64                 `json:"due_in_hours" min:"1" max:"8784"`
 	DueAt        *apitime.Time          `json:"due_at"`
 	Priority     *tasks.TaskPriority    `json:"priority"`
 	AssigneeID   *string                `json:"assignee_id"`
 	AssigneeType *tenant.TeamMemberType `json:"assignee_type"`
+}
+
+// Rules: due_in_hours or due_at, not both; assignee_id and assignee_type
+// both or neither (taskInput, tasks.TaskCreate.Check).
+func (LeadTask) Rules() []field.Rule {
+	return append([]field.Rule{field.Exclusive("due_in_hours", "due_at")}, field.Together("assignee_id", "assignee_type")...)
 }
 
 // TaskField is the "task" member: omitted (the default task), null (no

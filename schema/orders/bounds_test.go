@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"oficina/ops/testkit"
 	"oficina/schema/orders"
 )
 
@@ -29,4 +30,28 @@ func TestDocumentedMoneyBoundsAreTheValidators(t *testing.T) {
 	if seen != 6 {
 		t.Errorf("%d money members checked, want 6", seen)
 	}
+}
+
+// Issue 26 item 6: the lengths, counts and patterns the OpenAPI document
+// gives order requests are the validators' (text, ref, supportIDs, items).
+func TestDocumentedTextRulesAreTheValidators(t *testing.T) {
+	t.Parallel()
+	n := func(v int) string { return strconv.Itoa(v) }
+	id := map[string]string{"minLength": "1", "maxLength": n(orders.MaxIDLen)}
+	testkit.Tags(t, map[string]map[string]string{
+		"client_name":            {"minLength": "1", "maxLength": n(orders.MaxNameLen), "pattern": "nonblank"},
+		"client_phone":           {"maxLength": n(orders.MaxPhoneLen)},
+		"client_description":     {"maxLength": n(orders.MaxTextLen)},
+		"internal_notes":         {"maxLength": n(orders.MaxTextLen)},
+		"service_address":        {"maxLength": n(orders.MaxAddressLen)},
+		"client_id":              id,
+		"type_id":                id,
+		"technician_id":          id,
+		"support_technician_ids": {"minLength": "1", "maxLength": n(orders.MaxIDLen), "maxItems": n(orders.MaxSupport), "uniqueItems": "true"},
+		"items":                  {"maxItems": n(orders.MaxItems)},
+		"description":            {"minLength": "1", "maxLength": n(orders.MaxItemDescLen), "pattern": "nonblank"},
+		"quantity":               {"exclusiveMin": "0", "max": n(orders.MaxQuantity)},
+		"quote_id":               {"minLength": "1"},
+	}, reflect.TypeFor[orders.ServiceOrderCreate](), reflect.TypeFor[orders.ServiceOrderUpdate](),
+		reflect.TypeFor[orders.ServiceOrderFromQuote](), reflect.TypeFor[orders.ServiceOrderItemInput]())
 }

@@ -14,17 +14,17 @@ import (
 // items, discount and additional costs come from the quote; the rest is
 // what the create body takes for the field work.
 type ServiceOrderFromQuote struct {
-	QuoteID              *string               `json:"quote_id" api:"required"`
-	ClientPhone          *string               `json:"client_phone"`
-	ClientDescription    *string               `json:"client_description"`
-	ServiceAddress       *string               `json:"service_address"`
-	TypeID               *string               `json:"type_id" api:"nullable"`
-	TechnicianID         *string               `json:"technician_id"`
-	SupportTechnicianIDs []string              `json:"support_technician_ids"`
+	QuoteID              *string               `json:"quote_id" api:"required" minLength:"1"`
+	ClientPhone          *string               `json:"client_phone" maxLength:"40"`
+	ClientDescription    *string               `json:"client_description" maxLength:"10000"`
+	ServiceAddress       *string               `json:"service_address" maxLength:"500"`
+	TypeID               *string               `json:"type_id" api:"nullable" minLength:"1" maxLength:"64"`
+	TechnicianID         *string               `json:"technician_id" minLength:"1" maxLength:"64"`
+	SupportTechnicianIDs []string              `json:"support_technician_ids" maxItems:"20" uniqueItems:"true" minLength:"1" maxLength:"64"`
 	ScheduledStart       *apitime.Time         `json:"scheduled_start"`
 	ScheduledEnd         *apitime.Time         `json:"scheduled_end"`
 	Priority             *ServiceOrderPriority `json:"priority"`
-	InternalNotes        *string               `json:"internal_notes"`
+	InternalNotes        *string               `json:"internal_notes" maxLength:"10000"`
 	SendToTechnician     bool                  `json:"send_to_technician"`
 	CreateAppointment    bool                  `json:"create_appointment"`
 }

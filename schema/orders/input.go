@@ -24,32 +24,33 @@ const (
 	MaxQuantity    = 1_000_000
 )
 
-// maxIDLen bounds an id sent in a body.
-const maxIDLen = 64
+// MaxIDLen bounds an id sent in a body, in characters (as the OpenAPI
+// document's maxLength counts).
+const MaxIDLen = 64
 
 // ServiceOrderItemInput is an item as sent; every field is required.
 type ServiceOrderItemInput struct {
-	Description    *string  `json:"description" api:"required"`
-	Quantity       *float64 `json:"quantity" api:"required"`
+	Description    *string  `json:"description" api:"required" minLength:"1" maxLength:"500" pattern:"nonblank"`
+	Quantity       *float64 `json:"quantity" api:"required" exclusiveMin:"0" max:"1000000"`
 	UnitPriceCents *int64   `json:"unit_price_cents" api:"required" min:"0" max:"1000000000000"`
 	TotalCents     *int64   `json:"total_cents" api:"required" min:"0" max:"1000000000000"`
 }
 
 // ServiceOrderCreate is the body of POST /service_orders.
 type ServiceOrderCreate struct {
-	ClientID             *string                 `json:"client_id"`
-	ClientName           *string                 `json:"client_name" api:"required"`
-	ClientPhone          *string                 `json:"client_phone"`
-	ClientDescription    *string                 `json:"client_description"`
-	ServiceAddress       *string                 `json:"service_address"`
-	TypeID               *string                 `json:"type_id" api:"nullable"`
-	TechnicianID         *string                 `json:"technician_id"`
-	SupportTechnicianIDs []string                `json:"support_technician_ids"`
+	ClientID             *string                 `json:"client_id" minLength:"1" maxLength:"64"`
+	ClientName           *string                 `json:"client_name" api:"required" minLength:"1" maxLength:"200" pattern:"nonblank"`
+	ClientPhone          *string                 `json:"client_phone" maxLength:"40"`
+	ClientDescription    *string                 `json:"client_description" maxLength:"10000"`
+	ServiceAddress       *string                 `json:"service_address" maxLength:"500"`
+	TypeID               *string                 `json:"type_id" api:"nullable" minLength:"1" maxLength:"64"`
+	TechnicianID         *string                 `json:"technician_id" minLength:"1" maxLength:"64"`
+	SupportTechnicianIDs []string                `json:"support_technician_ids" maxItems:"20" uniqueItems:"true" minLength:"1" maxLength:"64"`
 	ScheduledStart       *apitime.Time           `json:"scheduled_start"`
 	ScheduledEnd         *apitime.Time           `json:"scheduled_end"`
 	Priority             *ServiceOrderPriority   `json:"priority"`
-	InternalNotes        *string                 `json:"internal_notes"`
-	Items                []ServiceOrderItemInput `json:"items"`
+	InternalNotes        *string                 `json:"internal_notes" maxLength:"10000"`
+	Items                []ServiceOrderItemInput `json:"items" maxItems:"200"`
 	DiscountCents        *int64                  `json:"discount_cents" min:"0" max:"1000000000000"`
 	AdditionalCostsCents *int64                  `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	// SendToTechnician notifies the technician in charge and the support
@@ -160,7 +161,7 @@ func ref(f *apierr.Fields, param string, s *string) *string {
 	if s == nil {
 		return nil
 	}
-	if *s == "" || len(*s) > maxIDLen {
+	if *s == "" || utf8.RuneCountInString(*s) > MaxIDLen {
 		f.Add(param, apierr.InvalidValue)
 		return nil
 	}
@@ -177,7 +178,7 @@ func supportIDs(f *apierr.Fields, in []string, lead *string) []string {
 	for i, id := range in {
 		param := fmt.Sprintf("support_technician_ids[%d]", i)
 		switch {
-		case id == "" || len(id) > maxIDLen:
+		case id == "" || utf8.RuneCountInString(id) > MaxIDLen:
 			f.Add(param, apierr.InvalidValue)
 		case slices.Contains(out, id) || (lead != nil && *lead == id):
 			// Listed twice, or also the technician in charge.

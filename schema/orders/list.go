@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -31,7 +32,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 	var f Filter
 	bad := apierr.New(apierr.InvalidRequest)
 	for k, vs := range q {
-		if !slices.Contains(listParams, k) || len(vs) != 1 || len(vs[0]) > 64 {
+		if !slices.Contains(listParams, k) || len(vs) != 1 || utf8.RuneCountInString(vs[0]) > page.MaxCursor {
 			return f, bad
 		}
 	}

@@ -18,19 +18,19 @@ import (
 // value; null clears a nullable field, empties a text field or list, and is
 // refused for client_name, priority and status.
 type ServiceOrderUpdate struct {
-	ClientID             *string                 `json:"client_id" api:"nullable"`
-	ClientName           *string                 `json:"client_name"`
-	ClientPhone          *string                 `json:"client_phone"`
-	ClientDescription    *string                 `json:"client_description"`
-	ServiceAddress       *string                 `json:"service_address"`
-	TypeID               *string                 `json:"type_id" api:"nullable"`
-	TechnicianID         *string                 `json:"technician_id" api:"nullable"`
-	SupportTechnicianIDs []string                `json:"support_technician_ids"`
+	ClientID             *string                 `json:"client_id" api:"nullable" minLength:"1" maxLength:"64"`
+	ClientName           *string                 `json:"client_name" minLength:"1" maxLength:"200" pattern:"nonblank"`
+	ClientPhone          *string                 `json:"client_phone" maxLength:"40"`
+	ClientDescription    *string                 `json:"client_description" maxLength:"10000"`
+	ServiceAddress       *string                 `json:"service_address" maxLength:"500"`
+	TypeID               *string                 `json:"type_id" api:"nullable" minLength:"1" maxLength:"64"`
+	TechnicianID         *string                 `json:"technician_id" api:"nullable" minLength:"1" maxLength:"64"`
+	SupportTechnicianIDs []string                `json:"support_technician_ids" maxItems:"20" uniqueItems:"true" minLength:"1" maxLength:"64"`
 	ScheduledStart       *apitime.Time           `json:"scheduled_start" api:"nullable"`
 	ScheduledEnd         *apitime.Time           `json:"scheduled_end" api:"nullable"`
 	Priority             *ServiceOrderPriority   `json:"priority"`
-	InternalNotes        *string                 `json:"internal_notes"`
-	Items                []ServiceOrderItemInput `json:"items"`
+	InternalNotes        *string                 `json:"internal_notes" maxLength:"10000"`
+	Items                []ServiceOrderItemInput `json:"items" maxItems:"200"`
 	DiscountCents        *int64                  `json:"discount_cents" min:"0" max:"1000000000000"`
 	AdditionalCostsCents *int64                  `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	Status               *ServiceOrderStatus     `json:"status"`

@@ -7,6 +7,7 @@ package page
 import (
 	"net/url"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -15,6 +16,10 @@ import (
 
 // MaxLimit is the largest and default page size.
 const MaxLimit = 100
+
+// MaxCursor bounds starting_after, in characters (as the OpenAPI
+// document's maxLength counts): an id is far shorter.
+const MaxCursor = 64
 
 // Params of a list request.
 type Params struct {
@@ -36,7 +41,7 @@ func Parse(q url.Values) (Params, error) {
 		p.Limit = n
 	}
 	if vs, ok := q["starting_after"]; ok {
-		if len(vs) != 1 || vs[0] == "" || len(vs[0]) > 64 {
+		if len(vs) != 1 || vs[0] == "" || utf8.RuneCountInString(vs[0]) > MaxCursor {
 			return p, apierr.New(apierr.InvalidRequest)
 		}
 		p.StartingAfter = vs[0]

@@ -17,3 +17,13 @@ func TestDocumentedTTLBoundsAreMints(t *testing.T) {
 		t.Errorf("ttl_seconds: min %q max %q, want %v and %v", f.Tag.Get("min"), f.Tag.Get("max"), portal.MinTTL, portal.MaxTTL)
 	}
 }
+
+// Issue 26 item 6: read_only does not stand beside manage_endpoints or
+// recover, in the document (without) as in normalize.
+func TestDocumentedCapabilitiesRuleIsNormalizes(t *testing.T) {
+	f, _ := reflect.TypeFor[portal.PortalSessionCreate]().FieldByName("Capabilities")
+	want := string(portal.ReadOnly) + ":" + string(portal.ManageEndpoints) + "," + string(portal.Recover)
+	if got := f.Tag.Get("without"); got != want {
+		t.Errorf("capabilities: without %q, want %q", got, want)
+	}
+}

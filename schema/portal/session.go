@@ -35,7 +35,7 @@ const (
 
 // PortalSessionCreate is the body that mints a session.
 type PortalSessionCreate struct {
-	Capabilities []Capability `json:"capabilities" doc:"What the session may do besides reading: manage_endpoints, view_secret, recover (resend and recover); read_only (the default) alone or with view_secret."`
+	Capabilities []Capability `json:"capabilities" without:"read_only:manage_endpoints,recover" doc:"What the session may do besides reading: manage_endpoints, view_secret, recover (resend and recover); read_only (the default) alone or with view_secret."`
 	TTLSeconds   *int64       `json:"ttl_seconds" min:"60" max:"604800" doc:"Lifetime from now, 60 to 604800 seconds (default 3600). The link works once, until then."`
 }
 

@@ -23,12 +23,12 @@ import (
 type QuoteConversion struct {
 	PaymentPlan           *PaymentPlanInput `json:"payment_plan"`
 	SellerID              *string           `json:"seller_id"`
-	ShippingCents         int64             `json:"shipping_cents"`
+	ShippingCents         int64             `json:"shipping_cents" min:"0" max:"1000000000000"`
 	SaleDate              *apitime.Date     `json:"sale_date"`
 	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
-	Notes                 *string           `json:"notes"` // default: the quote's notes
+	Notes                 *string           `json:"notes" maxLength:"10000"` // default: the quote's notes
 	ProductionStatus      *ProductionStatus `json:"production_status"`
-	ProductionNotes       string            `json:"production_notes"`
+	ProductionNotes       string            `json:"production_notes" maxLength:"10000"`
 	TrackInFinance        *bool             `json:"track_in_finance"`
 	DecrementStock        *bool             `json:"decrement_stock"`
 }

@@ -8,6 +8,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/field"
 )
 
 // Limits of sale requests (docs/api.md, "Sales").
@@ -26,16 +27,16 @@ const (
 type SaleCreate struct {
 	ClientID              *string           `json:"client_id"`
 	SellerID              *string           `json:"seller_id"`
-	Items                 []SaleItemInput   `json:"items" api:"required"`
+	Items                 []SaleItemInput   `json:"items" api:"required" minItems:"1" maxItems:"200"`
 	PaymentPlan           *PaymentPlanInput `json:"payment_plan" api:"required"`
 	DiscountCents         int64             `json:"discount_cents" min:"0" max:"1000000000000"`
 	ShippingCents         int64             `json:"shipping_cents" min:"0" max:"1000000000000"`
 	AdditionalCostsCents  int64             `json:"additional_costs_cents" min:"0" max:"1000000000000"`
 	SaleDate              *apitime.Date     `json:"sale_date"`
 	EstimatedDeliveryDate *apitime.Time     `json:"estimated_delivery_date"`
-	Notes                 string            `json:"notes"`
+	Notes                 string            `json:"notes" maxLength:"10000"`
 	ProductionStatus      *ProductionStatus `json:"production_status"`
-	ProductionNotes       string            `json:"production_notes"`
+	ProductionNotes       string            `json:"production_notes" maxLength:"10000"`
 	// Request-only switches (2.6).
 	TrackInFinance *bool `json:"track_in_finance"`
 	DecrementStock *bool `json:"decrement_stock"`
@@ -46,11 +47,22 @@ type SaleCreate struct {
 // variations; name and price come from the product).
 type SaleItemInput struct {
 	Type           SaleItemType `json:"type" api:"required"`
-	Name           *string      `json:"name"`
+	Name           *string      `json:"name" minLength:"1" maxLength:"200" pattern:"nonblank"`
 	UnitPriceCents *int64       `json:"unit_price_cents" min:"0" max:"100000000000"`
 	ProductID      *string      `json:"product_id"`
 	VariationID    *string      `json:"variation_id"`
-	Quantity       *int64       `json:"quantity"` // default 1
+	Quantity       *int64       `json:"quantity" min:"1" max:"100000"` // default 1
+}
+
+// Rules: a custom item sends its name and unit price and no product; a
+// catalog item sends its product (and variation) and takes name and price
+// from it (SaleItemInput.validate).
+func (SaleItemInput) Rules() []field.Rule {
+	return []field.Rule{
+		{If: "type", In: []string{string(ItemCustom)}, Require: []string{"name", "unit_price_cents"},
+			Forbid: []string{"product_id", "variation_id"}},
+		{If: "type", In: []string{string(ItemCatalog)}, Require: []string{"product_id"}, Forbid: []string{"name", "unit_price_cents"}},
+	}
 }
 
 // PaymentPlanInput is the payment plan in a request.
@@ -60,7 +72,25 @@ type PaymentPlanInput struct {
 	AccountID        *string                       `json:"account_id"`
 	PaidAt           *apitime.Date                 `json:"paid_at"`
 	EntryAmountCents *int64                        `json:"entry_amount_cents" min:"1" max:"1000000000000"`
-	Installments     []PaymentPlanInstallmentInput `json:"installments"`
+	Installments     []PaymentPlanInstallmentInput `json:"installments" minItems:"1" maxItems:"120"`
+}
+
+// Rules: paid_full takes neither a down payment nor installments;
+// entry_and_rest needs both; installments and unpaid need installments and
+// take neither a down payment nor paid_at, since nothing is paid upfront
+// (PaymentPlanInput.validate).
+func (PaymentPlanInput) Rules() []field.Rule {
+	return []field.Rule{
+		{If: "mode", In: []string{string(ModePaidFull)}, Forbid: []string{"entry_amount_cents", "installments"}},
+		{If: "mode", In: []string{string(ModeEntryAndRest)}, Require: []string{"entry_amount_cents", "installments"}},
+		{If: "mode", In: []string{string(ModeInstallments), string(ModeUnpaid)}, Require: []string{"installments"},
+			Forbid: []string{"entry_amount_cents", "paid_at"}},
+	}
+}
+
+// Rules: an unpaid sale needs its client (spec 4.4).
+func (SaleCreate) Rules() []field.Rule {
+	return []field.Rule{{If: "payment_plan.mode", In: []string{string(ModeUnpaid)}, Require: []string{"client_id"}}}
 }
 
 // PaymentPlanInstallmentInput is an installment of a plan or a schedule.

@@ -215,8 +215,30 @@ func settle(s *Row, today apitime.Date) {
 // amount, including what was already paid on it); without id it adds one.
 type InstallmentsRescheduleEntry struct {
 	ID          *string       `json:"id"`
-	AmountCents *int64        `json:"amount_cents" api:"required"`
+	AmountCents *int64        `json:"amount_cents" api:"required" min:"1" max:"1000000000000"`
 	DueDate     *apitime.Date `json:"due_date" api:"required"`
+}
+
+// checkEntries checks what rescheduled installments are alone: how many,
+// their amounts and due dates. It runs before anything is read, so that a
+// malformed entry is 422 whatever the sale's records say (their ids are
+// checked against the sale in replan).
+func checkEntries(f *apierr.Fields, param string, entries []InstallmentsRescheduleEntry) {
+	if len(entries) > MaxInstallments {
+		f.Add(param, apierr.OutOfRange)
+		return
+	}
+	for i, en := range entries {
+		p := param + "[" + strconv.Itoa(i) + "]"
+		if en.AmountCents == nil {
+			f.Add(p+".amount_cents", apierr.Required)
+		} else if *en.AmountCents < 1 || *en.AmountCents > MaxAmountCents {
+			f.Add(p+".amount_cents", apierr.OutOfRange)
+		}
+		if en.DueDate == nil {
+			f.Add(p+".due_date", apierr.Required)
+		}
+	}
 }
 
 // replan replaces the open installments with entries so that what remains
@@ -224,8 +246,7 @@ type InstallmentsRescheduleEntry struct {
 // when partly paid, keep only what was paid (and so become paid).
 func replan(s *Row, param string, entries []InstallmentsRescheduleEntry, balance int64, e Env) error {
 	var f apierr.Fields
-	if len(entries) > MaxInstallments {
-		f.Add(param, apierr.OutOfRange)
+	if checkEntries(&f, param, entries); f.Err() != nil {
 		return f.Err()
 	}
 	byID := map[string]int{}
@@ -237,16 +258,7 @@ func replan(s *Row, param string, entries []InstallmentsRescheduleEntry, balance
 	paid := make([]int64, len(entries))
 	for i, en := range entries {
 		p := param + "[" + strconv.Itoa(i) + "]"
-		if en.AmountCents == nil {
-			f.Add(p+".amount_cents", apierr.Required)
-		} else if *en.AmountCents < 1 || *en.AmountCents > MaxAmountCents {
-			f.Add(p+".amount_cents", apierr.OutOfRange)
-		} else {
-			amounts[i] = *en.AmountCents
-		}
-		if en.DueDate == nil {
-			f.Add(p+".due_date", apierr.Required)
-		}
+		amounts[i] = *en.AmountCents
 		if en.ID == nil {
 			continue
 		}

@@ -81,7 +81,7 @@ func Receive(ctx context.Context, w *streams.Write, saleID string, in PaymentCre
 
 // Cancellation is the body of payment reversal and of sale cancellation.
 type Cancellation struct {
-	Reason string `json:"reason" api:"required"`
+	Reason string `json:"reason" api:"required" minLength:"1" maxLength:"10000" pattern:"nonblank"`
 }
 
 // ReversePayment cancels a payment: its amounts go back onto the

@@ -15,9 +15,9 @@ import (
 // SaleUpdate is the body of PATCH /sales/{id}: notes and production, which
 // change without a new version. Omitted fields stay; null clears.
 type SaleUpdate struct {
-	Notes                 field.Opt[string]           `json:"notes"`
+	Notes                 field.Opt[string]           `json:"notes" maxLength:"10000"`
 	ProductionStatus      field.Opt[ProductionStatus] `json:"production_status" api:"nullable"`
-	ProductionNotes       field.Opt[string]           `json:"production_notes"`
+	ProductionNotes       field.Opt[string]           `json:"production_notes" maxLength:"10000"`
 	EstimatedDeliveryDate field.Opt[apitime.Time]     `json:"estimated_delivery_date" api:"nullable"`
 }
 

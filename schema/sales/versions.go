@@ -21,7 +21,7 @@ import (
 // receive must equal the sale's balance (a 1-cent difference is absorbed
 // by the last one).
 type InstallmentsReschedule struct {
-	Installments []InstallmentsRescheduleEntry `json:"installments" api:"required"`
+	Installments []InstallmentsRescheduleEntry `json:"installments" api:"required" minItems:"1" maxItems:"120"`
 }
 
 // Reschedule changes amounts and due dates of the open installments. A sale
@@ -29,6 +29,10 @@ type InstallmentsReschedule struct {
 func Reschedule(ctx context.Context, w *streams.Write, saleID string, in InstallmentsReschedule) (*Row, error) {
 	if len(in.Installments) == 0 {
 		return nil, apierr.Invalid("installments", apierr.Required)
+	}
+	var f apierr.Fields
+	if checkEntries(&f, "installments", in.Installments); f.Err() != nil {
+		return nil, f.Err()
 	}
 	o, err := beginWritable(ctx, w, saleID)
 	if err != nil {
@@ -49,14 +53,14 @@ func Reschedule(ctx context.Context, w *streams.Write, saleID string, in Install
 // sent, replace all items; installments, when sent, is the new balance
 // plan (as in Reschedule) and is required when the balance changes.
 type SaleVersionCreate struct {
-	Reason               string                        `json:"reason" api:"required"`
+	Reason               string                        `json:"reason" api:"required" minLength:"1" maxLength:"10000" pattern:"nonblank"`
 	ClientID             field.Opt[string]             `json:"client_id" api:"nullable"`
 	SellerID             field.Opt[string]             `json:"seller_id" api:"nullable"`
-	Items                []SaleItemInput               `json:"items"`
+	Items                []SaleItemInput               `json:"items" minItems:"1" maxItems:"200"`
 	DiscountCents        *int64                        `json:"discount_cents" min:"0" max:"1000000000000"`
 	ShippingCents        *int64                        `json:"shipping_cents" min:"0" max:"1000000000000"`
 	AdditionalCostsCents *int64                        `json:"additional_costs_cents" min:"0" max:"1000000000000"`
-	Installments         []InstallmentsRescheduleEntry `json:"installments"`
+	Installments         []InstallmentsRescheduleEntry `json:"installments" maxItems:"120"`
 	AccountID            *string                       `json:"account_id"`
 	DecrementStock       *bool                         `json:"decrement_stock"`
 }
@@ -79,6 +83,7 @@ func (in *SaleVersionCreate) validate() error {
 			checkAmount(&f, a.param, *a.v)
 		}
 	}
+	checkEntries(&f, "installments", in.Installments)
 	return f.Err()
 }
 

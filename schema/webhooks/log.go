@@ -16,6 +16,7 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/events"
 	"oficina/schema/ids"
 	"oficina/schema/page"
 	"oficina/streams"
@@ -31,7 +32,12 @@ type DeliveryFilter struct {
 	CreatedAfter, CreatedBefore *time.Time
 }
 
-var eventIDPattern = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
+var eventIDPattern = regexp.MustCompile(events.IDPattern)
+
+// FilterEventIDPattern is the event_id filter ParseDeliveryFilter takes,
+// as the OpenAPI document states it: an event id, or empty, which is no
+// filter (as a form sends it), like every filter of the delivery log.
+const FilterEventIDPattern = `^(?:evt_[0-9a-f]{32})?$`
 
 // ParseDeliveryFilter reads status, event_type, event_id, created_after and
 // created_before from q; a bad value is 400 invalid_request, as every
@@ -50,7 +56,9 @@ func ParseDeliveryFilter(q url.Values) (DeliveryFilter, error) {
 	if f.Status, ok = one("status"); !ok || f.Status != "" && !slices.Contains(WebhookDeliveryStatus("").Values(), f.Status) {
 		return f, bad
 	}
-	if f.EventType, ok = one("event_type"); !ok || len(f.EventType) > 100 {
+	// The document lists the event types: another matches no delivery and
+	// is refused, as GET /events refuses one.
+	if f.EventType, ok = one("event_type"); !ok || f.EventType != "" && !slices.Contains(EventType("").Values(), f.EventType) {
 		return f, bad
 	}
 	if f.EventID, ok = one("event_id"); !ok || f.EventID != "" && !eventIDPattern.MatchString(f.EventID) {

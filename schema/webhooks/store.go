@@ -27,9 +27,9 @@ type Access func(events []string) error
 
 // WebhookEndpointCreate is the body of POST /webhook_endpoints.
 type WebhookEndpointCreate struct {
-	URL               string                         `json:"url" api:"required" doc:"An https URL on a public host; no user or password (spec 6.5)."`
-	Description       *string                        `json:"description" doc:"Free text, up to 10,000 characters."`
-	Events            []EventName                    `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
+	URL               string                         `json:"url" api:"required" minLength:"1" maxLength:"2048" pattern:"nonblank" doc:"An https URL on a public host; no user or password (spec 6.5)."`
+	Description       *string                        `json:"description" maxLength:"10000" doc:"Free text, up to 10,000 characters."`
+	Events            []EventName                    `json:"events" api:"required" minItems:"1" alone:"*" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
 	Payload           *WebhookPayload                `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
 	Ordering          *WebhookOrdering               `json:"ordering" doc:"none (the default): deliveries in parallel under the caps; object: the events of one object in the order they were recorded, the next once the one before it has succeeded or been given up (objects still in parallel)."`
 	OAuth2            *WebhookOAuth2Input            `json:"oauth2" doc:"OAuth2 client credentials: every delivery carries a bearer token from token_url (client credentials grant), kept until it expires and asked again once on a 401."`
@@ -40,9 +40,9 @@ type WebhookEndpointCreate struct {
 // WebhookEndpointUpdate is the body of PATCH /webhook_endpoints/{id};
 // omitted members stay as they are.
 type WebhookEndpointUpdate struct {
-	URL               field.Opt[string]                        `json:"url" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
-	Description       field.Opt[string]                        `json:"description" doc:"A new description; \"\" clears it."`
-	Events            field.Opt[[]EventName]                   `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
+	URL               field.Opt[string]                        `json:"url" minLength:"1" maxLength:"2048" pattern:"nonblank" doc:"A new URL; changing it needs the module reads and makes the caller the subscriber."`
+	Description       field.Opt[string]                        `json:"description" maxLength:"10000" doc:"A new description; \"\" clears it."`
+	Events            field.Opt[[]EventName]                   `json:"events" minItems:"1" alone:"*" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
 	Payload           field.Opt[WebhookPayload]                `json:"payload" doc:"full or thin (what each delivery carries)."`
 	Ordering          field.Opt[WebhookOrdering]               `json:"ordering" doc:"none or object (the events of one object in order). Deliveries recorded before a change keep the order they were recorded with; turning it to none releases them at once."`
 	ClientCertificate field.Opt[WebhookClientCertificateInput] `json:"client_certificate" api:"nullable" doc:"A new client certificate and key; null removes it."`
