@@ -112,8 +112,7 @@ func (w *partition) blocked(j job, b orderWait) {
 	w.mu.Lock()
 	if w.stopping {
 		w.mu.Unlock()
-		_ = j.msg.Nak()
-		w.release(j)
+		w.handBack(j)
 		return
 	}
 	ref := refOf(j)

@@ -106,8 +106,7 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	}
 	w.mu.Unlock()
 	for _, j := range back {
-		_ = j.msg.Nak() // not a retry: a hand-back to the next owner, at once
-		w.release(j)
+		w.handBack(j)
 	}
 	w.wg.Wait()
 	return nil
@@ -244,6 +243,13 @@ func (w *partition) admit(msg jetstream.Msg) {
 	w.enter(j)
 }
 
+// handBack returns j's message to JetStream for the next owner, at once
+// (a Nak: not a retry).
+func (w *partition) handBack(j job) {
+	_ = j.msg.Nak()
+	w.release(j)
+}
+
 // enter puts a held job through the gate: it starts, waits in its
 // endpoint's queue or is parked. A job entering while the partition stops
 // is handed back.
@@ -251,8 +257,7 @@ func (w *partition) enter(j job) {
 	w.mu.Lock()
 	if w.stopping {
 		w.mu.Unlock()
-		_ = j.msg.Nak()
-		w.release(j)
+		w.handBack(j)
 		return
 	}
 	start, park := w.g.admit(j)

@@ -230,15 +230,20 @@ func validateSchedule(f *apierr.Fields, param string, list []PaymentPlanInstallm
 		return
 	}
 	for i, n := range list {
-		p := param + "[" + strconv.Itoa(i) + "]"
-		if n.AmountCents == nil {
-			f.Add(p+".amount_cents", apierr.Required)
-		} else if *n.AmountCents < 1 || *n.AmountCents > MaxAmountCents {
-			f.Add(p+".amount_cents", apierr.OutOfRange)
-		}
-		if n.DueDate == nil {
-			f.Add(p+".due_date", apierr.Required)
-		}
+		checkInstallment(f, param+"["+strconv.Itoa(i)+"]", n.AmountCents, n.DueDate != nil)
+	}
+}
+
+// checkInstallment checks one installment of a schedule or a reschedule at
+// param: an amount of 1 to MaxAmountCents, and a due date.
+func checkInstallment(f *apierr.Fields, param string, amount *int64, dated bool) {
+	if amount == nil {
+		f.Add(param+".amount_cents", apierr.Required)
+	} else if *amount < 1 || *amount > MaxAmountCents {
+		f.Add(param+".amount_cents", apierr.OutOfRange)
+	}
+	if !dated {
+		f.Add(param+".due_date", apierr.Required)
 	}
 }
 

@@ -229,15 +229,7 @@ func checkEntries(f *apierr.Fields, param string, entries []InstallmentsReschedu
 		return
 	}
 	for i, en := range entries {
-		p := param + "[" + strconv.Itoa(i) + "]"
-		if en.AmountCents == nil {
-			f.Add(p+".amount_cents", apierr.Required)
-		} else if *en.AmountCents < 1 || *en.AmountCents > MaxAmountCents {
-			f.Add(p+".amount_cents", apierr.OutOfRange)
-		}
-		if en.DueDate == nil {
-			f.Add(p+".due_date", apierr.Required)
-		}
+		checkInstallment(f, param+"["+strconv.Itoa(i)+"]", en.AmountCents, en.DueDate != nil)
 	}
 }
 
