@@ -9,13 +9,13 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/eventnames"
 	"oficina/schema/page"
 	"oficina/streams"
 	"oficina/tenant"
@@ -161,8 +161,8 @@ func expand(v string) ([]string, bool) {
 	if _, ok := Lookup(v); ok {
 		return []string{v}, true
 	}
-	fam, ok := strings.CutSuffix(v, ".*")
-	if _, known := table().modules[fam]; !ok || !known {
+	fam, ok := eventnames.WildcardFamily(v)
+	if !ok {
 		return nil, false
 	}
 	var out []string
