@@ -26,6 +26,11 @@ import (
 type Family struct {
 	Name   string // "stock"
 	Module string // "products"
+	// Operational marks the families about the webhooks themselves
+	// (webhook_endpoint, webhook_delivery): "*" does not subscribe to them
+	// nor needs their module; only their names and wildcards do
+	// (decision 0037).
+	Operational bool
 }
 
 // Families lists the event families, sorted by name.
@@ -77,16 +82,26 @@ func ModuleOf(name string) string {
 	return f.Module
 }
 
+// Operational reports whether name (an event type or a family wildcard)
+// is of an operational family.
+func Operational(name string) bool {
+	f, _ := known(streams.Family(name))
+	return f.Operational
+}
+
 // SubscriptionModules are the modules whose read access a subscription to
-// names needs, sorted and without duplicates: every module with events for
-// "*" (spec 5.4: "all modules for *").
+// names needs, sorted and without duplicates: for "*", every module with
+// events but the operational families' (spec 5.4: "all modules for *";
+// "*" does not subscribe to those).
 func SubscriptionModules(names []string) []string {
 	var out []string
 	for _, n := range names {
 		if n == streams.SubscribeAll {
 			out = out[:0]
 			for _, f := range families {
-				out = append(out, f.Module)
+				if !f.Operational {
+					out = append(out, f.Module)
+				}
 			}
 			break
 		}

@@ -35,6 +35,12 @@ var names = []string{
 	"task.created",
 	"task.deleted",
 	"task.updated",
+	"webhook_delivery.given_up",
+	"webhook_endpoint.client_certificate_expiring",
+	"webhook_endpoint.disabled",
+	"webhook_endpoint.enabled",
+	"webhook_endpoint.failing",
+	"webhook_endpoint.recovered",
 }
 
 // families are the event families and their permission modules, sorted by name.
@@ -48,4 +54,6 @@ var families = []Family{
 	{Name: "service_order", Module: "service_orders"},
 	{Name: "stock", Module: "products"},
 	{Name: "task", Module: "tasks"},
+	{Name: "webhook_delivery", Module: "webhooks", Operational: true},
+	{Name: "webhook_endpoint", Module: "webhooks", Operational: true},
 }

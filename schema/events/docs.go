@@ -67,7 +67,11 @@ func NamesSource() ([]byte, error) {
 	}
 	b.WriteString("}\n\n// families are the event families and their permission modules, sorted by name.\nvar families = []Family{\n")
 	for _, f := range Families() {
-		fmt.Fprintf(&b, "\t{Name: %q, Module: %q},\n", f.Name, f.Module)
+		op := ""
+		if f.Operational {
+			op = ", Operational: true"
+		}
+		fmt.Fprintf(&b, "\t{Name: %q, Module: %q%s},\n", f.Name, f.Module, op)
 	}
 	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())

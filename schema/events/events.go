@@ -23,6 +23,7 @@ import (
 	"oficina/schema/quotes"
 	"oficina/schema/sales"
 	"oficina/schema/tasks"
+	"oficina/schema/webhooks"
 	"oficina/streams"
 )
 
@@ -30,7 +31,9 @@ import (
 
 // Families lists the event families and the module each needs, sorted by
 // name: the table's second half. Stock movements belong to the products
-// module; financial entries to finance.
+// module; financial entries to finance; the operational families, about
+// the webhooks themselves, to webhooks, and "*" leaves them out
+// (decision 0037).
 func Families() []eventnames.Family {
 	return []eventnames.Family{
 		{Name: "client", Module: "clients"},
@@ -42,6 +45,8 @@ func Families() []eventnames.Family {
 		{Name: "service_order", Module: "service_orders"},
 		{Name: "stock", Module: "products"},
 		{Name: "task", Module: "tasks"},
+		{Name: "webhook_delivery", Module: "webhooks", Operational: true},
+		{Name: "webhook_endpoint", Module: "webhooks", Operational: true},
 	}
 }
 
@@ -57,7 +62,7 @@ var table = sync.OnceValue(func() catalogue {
 	var all []streams.EventType
 	for _, list := range [][]streams.EventType{
 		clients.EventTypes(), finance.EventTypes(), orders.EventTypes(), products.EventTypes(),
-		quotes.EventTypes(), sales.EventTypes(), tasks.EventTypes(),
+		quotes.EventTypes(), sales.EventTypes(), tasks.EventTypes(), webhooks.EventTypes(),
 	} {
 		all = append(all, list...)
 	}
@@ -101,7 +106,10 @@ func Subscribable(name string) bool { return eventnames.Subscribable(name) }
 // ("sale.paid" and "sale.*" are both "sales"); "" when it has none (ping).
 func ModuleOf(name string) string { return eventnames.ModuleOf(name) }
 
+// Operational reports whether name is of an operational family.
+func Operational(name string) bool { return eventnames.Operational(name) }
+
 // SubscriptionModules are the modules whose read access a subscription to
-// names needs, sorted and without duplicates: every module with events for
-// "*" (spec 5.4: "all modules for *").
+// names needs, sorted and without duplicates: for "*", every module with
+// events but the operational families' (spec 5.4: "all modules for *").
 func SubscriptionModules(names []string) []string { return eventnames.SubscriptionModules(names) }
