@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/apitime"
+	"oficina/schema/eventnames"
 	"oficina/schema/ids"
 	"oficina/streams"
 )
@@ -83,17 +84,8 @@ func exampleDelivery() WebhookDelivery {
 		Status: streams.StatusFailed, ResponseStatusCode: new(503), Attempts: 11, LastAttemptAt: &at, CreatedAt: at}
 }
 
-// operational reports an event type of the webhook families.
-func operational(eventType string) bool {
-	switch streams.Family(eventType) {
-	case "webhook_endpoint", "webhook_delivery":
-		return true
-	}
-	return false
-}
-
-// recordEndpoint records an operational event of type typ about e, with e
-// as it is now.
+// recordEndpoint records an operational event of type typ about each of
+// es, with the endpoint as it is now.
 func recordEndpoint(ctx context.Context, w *streams.Write, typ string, es ...*Row) error {
 	changes := make([]streams.Change, len(es))
 	for i, e := range es {
@@ -157,7 +149,7 @@ func RecordTurns(ctx context.Context, w *streams.Write, t Turns) error {
 			return fmt.Errorf("webhooks: given-up deliveries: %w", err)
 		}
 		for i := range ds {
-			if !operational(ds[i].EventType) {
+			if !eventnames.Operational(ds[i].EventType) {
 				changes = append(changes, streams.Change{Type: EventDeliveryGivenUp, Object: ViewDelivery(&ds[i]), About: ds[i].EndpointID})
 			}
 		}
