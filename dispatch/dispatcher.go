@@ -99,6 +99,9 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre
 		}
 		return res.out, err
 	}
+	if pl.blocked != nil {
+		return outcome{blocked: pl.blocked}, nil
+	}
 	if !pl.send {
 		return outcome{}, nil
 	}

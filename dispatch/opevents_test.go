@@ -143,7 +143,8 @@ func allowAll([]string) error { return nil }
 // scene is one company with three endpoints on one receiver: "about" (the
 // endpoint the events are about, subscribed to sales and to both webhook
 // families, with a client certificate expiring in a week) at /about,
-// "monitor" subscribed to the one operational event awaited at /monitor,
+// "monitor" subscribed to the one operational event awaited at /monitor
+// and ordering by object,
 // and "all" subscribed to "*" at /all; a relay for the company.
 type scene struct {
 	e                   *env
@@ -182,7 +183,10 @@ func newScene(t *testing.T, event string, answer func(n int) (int, string)) *sce
 	}
 	s.about = create("/about", webhooks.WebhookEndpointCreate{Events: []webhooks.EventName{"sale.*", "webhook_endpoint.*", "webhook_delivery.*"},
 		ClientCertificate: &webhooks.WebhookClientCertificateInput{Certificate: certPEM, PrivateKey: keyPEM}})
-	s.monitor = create("/monitor", webhooks.WebhookEndpointCreate{Events: []webhooks.EventName{webhooks.EventName(event)}})
+	// The monitor orders by object (decision 0039): the dispatcher's events
+	// reach it through the relay with their place in their object's order.
+	s.monitor = create("/monitor", webhooks.WebhookEndpointCreate{Events: []webhooks.EventName{webhooks.EventName(event)},
+		Ordering: new(webhooks.WebhookOrdering(webhooks.OrderingObject))})
 	s.all = create("/all", webhooks.WebhookEndpointCreate{Events: []webhooks.EventName{"*"}})
 	testkit.Relay(t, s.e.js, s.co.Company.ID)
 	return s

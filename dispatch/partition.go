@@ -30,7 +30,10 @@ type partition struct {
 	// un-acked for AckWait, so held messages are kept alive (InProgress)
 	// and a second message of a delivery in hand is never run (issue 15:
 	// a backlog held past AckWait was sent twice).
-	held     map[string]heldMsg
+	held map[string]heldMsg
+	// chains are the held jobs of ordered endpoints, by object: one of
+	// each goes through the gate at a time (order.go).
+	chains   map[chainRef]*chain
 	wg       sync.WaitGroup
 	stopping bool
 }
@@ -57,7 +60,7 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: consumer of partition %d: %w", p, err)
 	}
-	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg), held: map[string]heldMsg{}}
+	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg), held: map[string]heldMsg{}, chains: map[chainRef]*chain{}}
 	beat, stopBeat := context.WithCancel(hard)
 	defer stopBeat()
 	go w.keepAlive(beat)
@@ -92,6 +95,13 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 			back = append(back, ep.queue...)
 			co.queued -= len(ep.queue)
 			ep.queue = nil
+		}
+	}
+	for ref, c := range w.chains {
+		back = append(back, c.jobs...)
+		c.jobs = nil
+		if c.active == "" {
+			delete(w.chains, ref)
 		}
 	}
 	w.mu.Unlock()
@@ -186,13 +196,19 @@ func (w *partition) hold(deliveryID string, msg jetstream.Msg) bool {
 }
 
 // release forgets j once its message is acked, handed back, or left for
-// JetStream to redeliver.
+// JetStream to redeliver; when j was its object's job in the gate, the
+// next of its chain goes in.
 func (w *partition) release(j job) {
 	w.mu.Lock()
+	var next *job
 	if h, ok := w.held[j.dm.DeliveryID]; ok && h.msg == j.msg {
 		delete(w.held, j.dm.DeliveryID)
+		next = w.leaveChain(j)
 	}
 	w.mu.Unlock()
+	if next != nil {
+		w.enter(*next)
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -215,7 +231,28 @@ func (w *partition) admit(msg jetstream.Msg) {
 		return
 	}
 	j := job{msg: msg, dm: dm, retry: msg.Headers().Get(headerRetry) != "", pre: newAhead()}
+	if dm.OrderKey != "" {
+		w.mu.Lock()
+		first := w.joinChain(j)
+		w.mu.Unlock()
+		if !first {
+			return // it waits behind its object's job in the gate
+		}
+	}
+	w.enter(j)
+}
+
+// enter puts a held job through the gate: it starts, waits in its
+// endpoint's queue or is parked. A job entering while the partition stops
+// is handed back.
+func (w *partition) enter(j job) {
 	w.mu.Lock()
+	if w.stopping {
+		w.mu.Unlock()
+		_ = j.msg.Nak()
+		w.release(j)
+		return
+	}
 	start, park := w.g.admit(j)
 	var delay time.Duration
 	if park {
@@ -258,6 +295,11 @@ func (w *partition) run(j job) {
 			freed = true
 			w.free(j, true, ok, !ok)
 		})
+		if err == nil && out.blocked != nil {
+			w.free(j, false, false, false)
+			w.blocked(j, *out.blocked)
+			return
+		}
 		w.finish(j, out, err)
 		if !freed {
 			w.free(j, out.sent, out.ok, out.failing)

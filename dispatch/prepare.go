@@ -44,6 +44,17 @@ type plan struct {
 	oauth2   *webhooks.OAuth2            // the client credentials of its bearer token
 	attempts int                         // the delivery's attempts before this one: its retry schedule's place
 	closed   string                      // why the delivery is to be closed without an attempt, if it is
+	blocked  *orderWait                  // nothing to send yet: deliveries of its object before it are pending
+}
+
+// orderWait is why a delivery to an endpoint with ordering "object" is not
+// sent yet (decision 0039): the deliveries of its object recorded before
+// it and still pending, nearest first, and the next attempt of the
+// earliest of them (nil when it has none scheduled: it is about to be
+// tried, or waits itself).
+type orderWait struct {
+	on    []string
+	until *time.Time
 }
 
 // viewsCall reads what the deliveries of a batch need before their send.
@@ -84,6 +95,10 @@ type companyView struct {
 		Status       string `json:"status"`
 		EventType    string `json:"event_type"`
 		AttemptCount int    `json:"attempt_count"`
+		// The object's deliveries before it still pending (an ordered
+		// endpoint's only), and the earliest's next attempt.
+		WaitsOn           []string   `json:"waits_on"`
+		HeadNextAttemptAt *time.Time `json:"head_next_attempt_at"`
 	} `json:"deliveries"`
 	Endpoints []webhooks.Row  `json:"endpoints"`
 	Company   *tenant.Company `json:"company"`
@@ -95,9 +110,12 @@ type companyView struct {
 // view.
 func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []streams.DeliveryMessage, idx []int, out []batchResult[plan], now time.Time) {
 	planOK := v.Company.Plan.Limits().API && v.Company.APIEnabled
-	status, attempts := map[string]string{}, map[string]int{}
+	status, attempts, waits := map[string]string{}, map[string]int{}, map[string]*orderWait{}
 	for _, dl := range v.Deliveries {
 		status[dl.ID], attempts[dl.ID] = dl.Status, dl.AttemptCount
+		if len(dl.WaitsOn) > 0 {
+			waits[dl.ID] = &orderWait{on: dl.WaitsOn, until: dl.HeadNextAttemptAt}
+		}
 	}
 	endpoints := map[string]*webhooks.Row{}
 	for k := range v.Endpoints {
@@ -136,6 +154,12 @@ func (d *Dispatcher) prepareCompany(company string, v *companyView, dms []stream
 		}
 		if !subscriberAllowed(e, members[e.SubscriberMemberID], k, creator, dm.EventType, now) {
 			out[i].res.closed = ErrSubscriberAccessLost
+			continue
+		}
+		if w := waits[dm.DeliveryID]; w != nil {
+			// Its object's deliveries before it come first (the views
+			// list them only while the endpoint orders by object).
+			out[i].res.blocked = w
 			continue
 		}
 		keys, opened, err := signingKeys(e, d.cfg.Secrets, now)

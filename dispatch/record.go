@@ -54,6 +54,9 @@ type outcome struct {
 	// this message (its first failure after a success, its first success
 	// after failing); recorded then reports them as operational events.
 	startedFailing, recovered bool
+	// blocked: nothing was sent, as the delivery's object has deliveries
+	// before it still pending on an endpoint that orders them.
+	blocked *orderWait
 }
 
 // recordReq is one outcome to record: an attempt, or, when closed is set,

@@ -56,6 +56,11 @@ type Delivery struct {
 	CompletedAt        *time.Time `bun:"completed_at"`
 	CreatedAt          time.Time  `bun:"created_at"`
 	UpdatedAt          time.Time  `bun:"updated_at"`
+	// OrderKey and OrderSeq place a delivery to an endpoint with ordering
+	// "object" among the deliveries of its object to that endpoint
+	// (oficina_record_events); nil for every other delivery.
+	OrderKey *string `bun:"order_key"`
+	OrderSeq *int64  `bun:"order_seq"`
 }
 
 // Attempt is a row of webhook_attempts, the one model of the table: one

@@ -3,6 +3,7 @@ package streams
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -22,6 +23,10 @@ const (
 	HeaderEventID      = "Oficina-Event-Id"
 	HeaderEventType    = "Oficina-Event-Type"
 	HeaderDeliveryKind = "Oficina-Delivery-Kind"
+	// The delivery's place in its object's order, to an endpoint that
+	// orders by object (decision 0039); absent otherwise.
+	HeaderOrderKey = "Oficina-Order-Key"
+	HeaderOrderSeq = "Oficina-Order-Seq"
 )
 
 // DeliveryMessage is what DELIVERIES carries for one delivery.
@@ -33,6 +38,11 @@ type DeliveryMessage struct {
 	EventType  string
 	Kind       string // KindEvent, KindPing or KindResend
 	Body       []byte // the envelope: the exact webhook body
+	// OrderKey (its object's id) and OrderSeq place the delivery in its
+	// object's order, to an endpoint with ordering "object"; "" and 0
+	// otherwise.
+	OrderKey string
+	OrderSeq int64
 }
 
 // Msg builds the message published on
@@ -51,6 +61,10 @@ func (d DeliveryMessage) Msg() (*nats.Msg, error) {
 	m.Header.Set(HeaderEventID, d.EventID)
 	m.Header.Set(HeaderEventType, d.EventType)
 	m.Header.Set(HeaderDeliveryKind, d.Kind)
+	if d.OrderKey != "" {
+		m.Header.Set(HeaderOrderKey, d.OrderKey)
+		m.Header.Set(HeaderOrderSeq, strconv.FormatInt(d.OrderSeq, 10))
+	}
 	m.Data = d.Body
 	return m, nil
 }
@@ -72,6 +86,13 @@ func ParseDeliveryMessage(h nats.Header, data []byte) (DeliveryMessage, error) {
 		if v == "" {
 			return d, fmt.Errorf("%w: no %s", ErrNotDelivery, name)
 		}
+	}
+	if key := h.Get(HeaderOrderKey); key != "" {
+		seq, err := strconv.ParseInt(h.Get(HeaderOrderSeq), 10, 64)
+		if err != nil {
+			return d, fmt.Errorf("%w: %s: %w", ErrNotDelivery, HeaderOrderSeq, err)
+		}
+		d.OrderKey, d.OrderSeq = key, seq
 	}
 	return d, nil
 }
@@ -110,7 +131,7 @@ func messages(rs []Recorded) ([]outMsg, error) {
 		}
 		for _, d := range r.Deliveries {
 			m, err := DeliveryMessage{DeliveryID: d.ID, EndpointID: d.EndpointID, CompanyID: r.CompanyID,
-				EventID: r.ID, EventType: r.Type, Kind: kind, Body: r.Body}.Msg()
+				EventID: r.ID, EventType: r.Type, Kind: kind, Body: r.Body, OrderKey: d.OrderKey, OrderSeq: d.OrderSeq}.Msg()
 			if err != nil {
 				return nil, err
 			}

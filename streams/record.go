@@ -91,6 +91,10 @@ type Recorded struct {
 type RecordedDelivery struct {
 	ID         string
 	EndpointID string
+	// Its place in its object's order, to an endpoint that orders by
+	// object ("" and 0 otherwise).
+	OrderKey string
+	OrderSeq int64
 }
 
 // OutboxEvent is a row of event_outbox.
@@ -179,7 +183,7 @@ func build(w *Write, c Change) (r Recorded, skip bool, err error) {
 // from a pool made in Go, assigned in endpoint order; a match beyond the
 // pool comes back without an id and is inserted by a second statement,
 // which a company with no more endpoints than the pool never needs.
-const insertEvents = `SELECT event_id, endpoint_id, delivery_id FROM oficina_record_events(?, ?, ?, ?, ?, ?, ?, ?)`
+const insertEvents = `SELECT event_id, endpoint_id, delivery_id, order_key, order_seq FROM oficina_record_events(?, ?, ?, ?, ?, ?, ?, ?)`
 
 // deliveryPool is how many delivery ids insert makes per event ahead of
 // the statement: enough for the endpoints most companies have.
@@ -211,6 +215,8 @@ func insert(ctx context.Context, w *Write, rs []Recorded) error {
 		EventID    string  `bun:"event_id"`
 		EndpointID string  `bun:"endpoint_id"`
 		DeliveryID *string `bun:"delivery_id"`
+		OrderKey   *string `bun:"order_key"`
+		OrderSeq   *int64  `bun:"order_seq"`
 	}
 	err := w.Tx.NewRaw(insertEvents, w.CompanyID, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
 		pgdialect.Array(pool), w.At.UTC(), now, pgdialect.Array(about)).Scan(ctx, &matches)
@@ -221,11 +227,16 @@ func insert(ctx context.Context, w *Write, rs []Recorded) error {
 	for _, m := range matches {
 		r := byID[m.EventID]
 		d := RecordedDelivery{EndpointID: m.EndpointID}
+		if m.OrderKey != nil && m.OrderSeq != nil {
+			d.OrderKey, d.OrderSeq = *m.OrderKey, *m.OrderSeq
+		}
 		if m.DeliveryID != nil {
 			d.ID = *m.DeliveryID
 		} else {
 			d.ID = NewDeliveryID(now)
-			rest = append(rest, newDelivery(d, *r, KindEvent, now))
+			row := newDelivery(d, *r, KindEvent, now)
+			row.OrderKey, row.OrderSeq = m.OrderKey, m.OrderSeq
+			rest = append(rest, row)
 		}
 		r.Deliveries = append(r.Deliveries, d)
 	}

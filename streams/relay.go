@@ -133,12 +133,14 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 
 // pendingDelivery is a delivery of the backlog with its event's body.
 type pendingDelivery struct {
-	ID         string `bun:"id"`
-	EndpointID string `bun:"endpoint_id"`
-	EventID    string `bun:"event_id"`
-	EventType  string `bun:"event_type"`
-	Kind       string `bun:"kind"`
-	Body       []byte `bun:"body"`
+	ID         string  `bun:"id"`
+	EndpointID string  `bun:"endpoint_id"`
+	EventID    string  `bun:"event_id"`
+	EventType  string  `bun:"event_type"`
+	Kind       string  `bun:"kind"`
+	Body       []byte  `bun:"body"`
+	OrderKey   *string `bun:"order_key"`
+	OrderSeq   *int64  `bun:"order_seq"`
 }
 
 // company publishes one company's backlog, holding its entries' locks
@@ -225,14 +227,18 @@ func (r *Relay) load(ctx context.Context, tx bun.Tx, companyID string, es []Back
 		var ds []pendingDelivery
 		err := tx.NewSelect().TableExpr("webhook_deliveries AS d").
 			Join("JOIN event_outbox AS e ON e.id = d.event_id AND e.created_at <= d.created_at").
-			ColumnExpr("d.id, d.endpoint_id, d.event_id, d.event_type, d.kind, e.body").
+			ColumnExpr("d.id, d.endpoint_id, d.event_id, d.event_type, d.kind, e.body, d.order_key, d.order_seq").
 			Where("d.id = ANY (?)", pgdialect.Array(dlIDs)).Scan(ctx, &ds)
 		if err != nil {
 			return nil, fmt.Errorf("backlog deliveries: %w", err)
 		}
 		for _, d := range ds {
-			m, err := DeliveryMessage{DeliveryID: d.ID, EndpointID: d.EndpointID, CompanyID: companyID,
-				EventID: d.EventID, EventType: d.EventType, Kind: d.Kind, Body: d.Body}.Msg()
+			dm := DeliveryMessage{DeliveryID: d.ID, EndpointID: d.EndpointID, CompanyID: companyID,
+				EventID: d.EventID, EventType: d.EventType, Kind: d.Kind, Body: d.Body}
+			if d.OrderKey != nil && d.OrderSeq != nil {
+				dm.OrderKey, dm.OrderSeq = *d.OrderKey, *d.OrderSeq
+			}
+			m, err := dm.Msg()
 			if err != nil {
 				return nil, err
 			}

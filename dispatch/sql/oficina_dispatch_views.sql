@@ -2,9 +2,17 @@
 -- parallel arrays of (company, delivery, endpoint): per company, its
 -- deliveries' status, type and attempts so far (the retry schedule's
 -- place), the endpoints, the plan, the subscribing keys and members (with
--- the keys' creators). Returns {company: view}, one key per company asked
--- ("company" null when it does not exist); a row counts for the company
--- the input names only when it is that company's.
+-- the keys' creators). A delivery to an endpoint whose ordering is 'object'
+-- (decision 0039) also lists the deliveries of its object to that endpoint
+-- recorded before it and still pending ("waits_on", nearest first): a
+-- backwards walk along the object's order that stops at the first one no
+-- longer pending (the pending ones are always the last of an object's
+-- order, since none is sent before those before it are final), at most 64
+-- steps; and "head_next_attempt_at", the next attempt of the earliest of
+-- them, when the delivery may be asked again. Returns {company: view},
+-- one key per company asked ("company" null when it does not exist); a
+-- row counts for the company the input names only when it is that
+-- company's.
 --
 -- One statement for all the companies (decision 0031): the transaction is
 -- scoped to them at once through app.company_ids, which the worker role's
@@ -28,8 +36,28 @@ BEGIN
     SELECT k.* FROM public.api_keys k WHERE (k.company_id, k.id) IN (SELECT company_id, subscriber_key_id FROM e)
   ), d AS (
     SELECT d.company_id, jsonb_agg(jsonb_build_object('id', d.id, 'status', d.status, 'event_type', d.event_type,
-                                                      'attempt_count', d.attempt_count)) AS j
+                                                      'attempt_count', d.attempt_count, 'waits_on', w.ids,
+                                                      'head_next_attempt_at', w.head_next)) AS j
       FROM public.webhook_deliveries d
+      LEFT JOIN LATERAL (
+        WITH RECURSIVE back (id, seq, status, next_at, n) AS (
+          (SELECT p.id, p.order_seq, p.status, p.next_attempt_at, 1 FROM public.webhook_deliveries p
+            WHERE d.order_key IS NOT NULL AND d.status = 'pending'
+              AND EXISTS (SELECT 1 FROM e WHERE e.id = d.endpoint_id AND e.company_id = d.company_id AND e.ordering = 'object')
+              AND p.company_id = d.company_id AND p.endpoint_id = d.endpoint_id AND p.order_key = d.order_key
+              AND p.order_seq < d.order_seq
+            ORDER BY p.order_seq DESC LIMIT 1)
+          UNION ALL
+          SELECT q.id, q.order_seq, q.status, q.next_attempt_at, b.n + 1 FROM back b CROSS JOIN LATERAL (
+            SELECT p.id, p.order_seq, p.status, p.next_attempt_at FROM public.webhook_deliveries p
+             WHERE p.company_id = d.company_id AND p.endpoint_id = d.endpoint_id AND p.order_key = d.order_key
+               AND p.order_seq < b.seq
+             ORDER BY p.order_seq DESC LIMIT 1) q
+           WHERE b.status = 'pending' AND b.n < 64
+        )
+        SELECT jsonb_agg(b.id ORDER BY b.seq DESC) AS ids, (array_agg(b.next_at ORDER BY b.seq))[1] AS head_next
+          FROM back b WHERE b.status = 'pending'
+      ) w ON true
      WHERE d.id = ANY (p_deliveries) AND EXISTS (SELECT 1 FROM r WHERE r.delivery = d.id AND r.company = d.company_id)
      GROUP BY d.company_id
   ), ej AS (

@@ -3315,6 +3315,24 @@ func (e WebhookEndpointStatus) Valid() bool {
 	}
 }
 
+// Defines values for WebhookOrdering.
+const (
+	None   WebhookOrdering = "none"
+	Object WebhookOrdering = "object"
+)
+
+// Valid indicates whether the value is a known member of the WebhookOrdering enum.
+func (e WebhookOrdering) Valid() bool {
+	switch e {
+	case None:
+		return true
+	case Object:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookPayload.
 const (
 	Full WebhookPayload = "full"
@@ -5542,10 +5560,13 @@ type WebhookEndpoint struct {
 	Id      string   `json:"id"`
 
 	// Oauth2 The OAuth2 client credentials whose bearer token every delivery carries, without the secret; or null.
-	Oauth2                  *WebhookOAuth2        `json:"oauth2"`
-	Object                  WebhookEndpointObject `json:"object"`
-	Payload                 WebhookPayload        `json:"payload"`
-	PreviousSecretExpiresAt *time.Time            `json:"previous_secret_expires_at"`
+	Oauth2 *WebhookOAuth2        `json:"oauth2"`
+	Object WebhookEndpointObject `json:"object"`
+
+	// Ordering none: deliveries go in parallel under the caps; object: the events of one object (a sale, a service order, a client) arrive in the order they were recorded, each once the one before it has succeeded or been given up.
+	Ordering                WebhookOrdering `json:"ordering"`
+	Payload                 WebhookPayload  `json:"payload"`
+	PreviousSecretExpiresAt *time.Time      `json:"previous_secret_expires_at"`
 
 	// Secret The signing secret (whsec_ + base64), shown once: present only in the answers of creation and rotate_secret, absent from every other answer and from their replays with the same Idempotency-Key.
 	Secret             *string               `json:"secret,omitempty"`
@@ -5610,6 +5631,9 @@ type WebhookEndpointCreate struct {
 
 	// Oauth2 OAuth2 client credentials: every delivery carries a bearer token from token_url (client credentials grant), kept until it expires and asked again once on a 401.
 	Oauth2 *WebhookOAuth2Input `json:"oauth2,omitempty"`
+
+	// Ordering none (the default): deliveries in parallel under the caps; object: the events of one object in the order they were recorded, the next once the one before it has succeeded or been given up (objects still in parallel).
+	Ordering *WebhookOrdering `json:"ordering,omitempty"`
 
 	// Payload full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events.
 	Payload *WebhookPayload `json:"payload,omitempty"`
@@ -5801,6 +5825,9 @@ type WebhookEndpointUpdate struct {
 	// Oauth2 New OAuth2 client credentials (all of them); null removes them.
 	Oauth2 *WebhookOAuth2Input `json:"oauth2,omitempty"`
 
+	// Ordering none or object (the events of one object in order). Deliveries recorded before a change keep the order they were recorded with; turning it to none releases them at once.
+	Ordering *WebhookOrdering `json:"ordering,omitempty"`
+
 	// Payload full or thin (what each delivery carries).
 	Payload *WebhookPayload `json:"payload,omitempty"`
 
@@ -5829,6 +5856,9 @@ type WebhookOAuth2Input struct {
 	// TokenUrl The authorization server's token endpoint: https and public, as an endpoint's URL.
 	TokenUrl string `json:"token_url"`
 }
+
+// WebhookOrdering defines model for WebhookOrdering.
+type WebhookOrdering string
 
 // WebhookPayload defines model for WebhookPayload.
 type WebhookPayload string

@@ -194,13 +194,13 @@ func TestTheEndpointFormShowsEveryFieldsErrorAtOnce(t *testing.T) {
 	}
 }
 
-// Issue 26 item 3: the form sets the payload, and the endpoint's page
-// shows it.
-func TestThePortalSetsAThinPayload(t *testing.T) {
+// Issue 26 item 3 and issue 27 item 4: the form sets the payload and the
+// ordering, and the endpoint's page shows them.
+func TestThePortalSetsThePayloadAndOrdering(t *testing.T) {
 	t.Parallel()
 	b := endpointManager(t)
 	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/thin"},
-		"events": {"client.created"}, "payload": {"thin"}})
+		"events": {"client.created"}, "payload": {"thin"}, "ordering": {"object"}})
 	if created.status != 200 || !strings.Contains(created.body, "whsec_") {
 		t.Fatalf("create: %d\n%s", created.status, created.body)
 	}
@@ -208,8 +208,15 @@ func TestThePortalSetsAThinPayload(t *testing.T) {
 	if p := b.get(t, "/portal/endpoints/"+id+"?lang=en"); !strings.Contains(p.body, "Thin: only object and id") {
 		t.Errorf("the endpoint page does not show the thin payload:\n%s", p.body)
 	}
-	if p := b.get(t, "/portal/endpoints/"+id+"/edit"); !strings.Contains(p.body, `<option value="thin" selected>`) {
+	if p := b.get(t, "/portal/endpoints/"+id+"?lang=en"); !strings.Contains(p.body, "Per record: the events of one record") {
+		t.Errorf("the endpoint page does not show the ordering:\n%s", p.body)
+	}
+	p := b.get(t, "/portal/endpoints/"+id+"/edit")
+	if !strings.Contains(p.body, `<option value="thin" selected>`) {
 		t.Errorf("the edit form does not keep the thin payload:\n%s", p.body)
+	}
+	if !strings.Contains(p.body, `<option value="object" selected>`) {
+		t.Errorf("the edit form does not keep the ordering:\n%s", p.body)
 	}
 }
 

@@ -98,6 +98,7 @@ type endpointForm struct {
 	URL          string
 	Description  string
 	Payload      string
+	Ordering     string
 	HeaderNames  []string // the custom headers the endpoint has (their values are never shown)
 	CertSubject  string   // the client certificate's subject, if it has one
 	OAuth2Client string   // the OAuth2 client id, if it has credentials
@@ -105,8 +106,13 @@ type endpointForm struct {
 	Families     []family
 }
 
-func (s *Server) form(id, url, desc, payload string, events []string) endpointForm {
-	f := endpointForm{ID: id, URL: url, Description: desc, Payload: payload, Events: map[string]bool{}, Families: s.subscribable()}
+// howSent is how an endpoint's deliveries are sent: its payload and
+// ordering.
+type howSent struct{ payload, ordering string }
+
+func (s *Server) form(id, url, desc string, how howSent, events []string) endpointForm {
+	f := endpointForm{ID: id, URL: url, Description: desc, Payload: how.payload, Ordering: how.ordering, Events: map[string]bool{},
+		Families: s.subscribable()}
 	for _, e := range events {
 		f.Events[e] = true
 	}
@@ -116,7 +122,7 @@ func (s *Server) form(id, url, desc, payload string, events []string) endpointFo
 // newEndpoint starts with no event ticked: what to receive is a choice,
 // and a ticked * beside another name is refused.
 func (s *Server) newEndpoint(c *call) (*result, error) {
-	return &result{page: "endpoint_form", data: s.form("", "https://", "", webhooks.PayloadFull, nil)}, nil
+	return &result{page: "endpoint_form", data: s.form("", "https://", "", howSent{webhooks.PayloadFull, webhooks.OrderingNone}, nil)}, nil
 }
 
 func (s *Server) editEndpoint(c *call) (*result, error) {
@@ -124,7 +130,7 @@ func (s *Server) editEndpoint(c *call) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := s.form(e.ID, e.URL, e.Description, e.Payload, e.Events)
+	f := s.form(e.ID, e.URL, e.Description, howSent{e.Payload, e.Ordering}, e.Events)
 	f.HeaderNames = e.HeaderNames
 	if c := e.View().ClientCertificate; c != nil {
 		f.CertSubject = c.Subject
@@ -187,12 +193,17 @@ func formOAuth2(r *http.Request) *webhooks.WebhookOAuth2Input {
 	return &in
 }
 
-// formPayload is the form's payload choice; full when none was sent.
-func formPayload(r *http.Request) webhooks.WebhookPayload {
+// formHowSent is the form's payload and ordering; full and none when
+// not sent.
+func formHowSent(r *http.Request) howSent {
+	h := howSent{webhooks.PayloadFull, webhooks.OrderingNone}
 	if v := r.PostFormValue("payload"); v != "" {
-		return webhooks.WebhookPayload(v)
+		h.payload = v
 	}
-	return webhooks.PayloadFull
+	if v := r.PostFormValue("ordering"); v != "" {
+		h.ordering = v
+	}
+	return h
 }
 
 // invalid re-shows the form with the error's fields (422), or passes a
@@ -223,16 +234,17 @@ func (s *Server) withURLError(c *call, err error, url string) error {
 
 func (s *Server) createEndpoint(c *call) (*result, error) {
 	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
-	payload := formPayload(c.r)
+	how := formHowSent(c.r)
+	payload, ordering := webhooks.WebhookPayload(how.payload), webhooks.WebhookOrdering(how.ordering)
 	headers, herr := formHeaders(c.r)
-	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload, Headers: headers,
+	in := webhooks.WebhookEndpointCreate{URL: url, Description: &desc, Events: formEvents(c.r), Payload: &payload, Ordering: &ordering, Headers: headers,
 		ClientCertificate: formCertificate(c.r), OAuth2: formOAuth2(c.r)}
 	if herr != nil {
-		return s.invalid(c, herr, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
+		return s.invalid(c, herr, s.form("", url, desc, how, c.r.PostForm["events"]))
 	}
 	e, err := webhooks.Create(c.ctx, c.tx, c.company.ID, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now)
 	if err != nil {
-		return s.invalid(c, err, s.form("", url, desc, string(payload), c.r.PostForm["events"]))
+		return s.invalid(c, err, s.form("", url, desc, how, c.r.PostForm["events"]))
 	}
 	return &result{page: "secret", data: map[string]any{"E": e.ViewWithSecret(), "Created": true}}, nil
 }
@@ -240,16 +252,17 @@ func (s *Server) createEndpoint(c *call) (*result, error) {
 func (s *Server) updateEndpoint(c *call) (*result, error) {
 	id := c.r.PathValue("id")
 	url, desc := strings.TrimSpace(c.r.PostFormValue("url")), c.r.PostFormValue("description")
-	events, payload := formEvents(c.r), formPayload(c.r)
+	events, how := formEvents(c.r), formHowSent(c.r)
 	in := webhooks.WebhookEndpointUpdate{URL: field.Opt[string]{Set: true, Value: url},
 		Description: field.Opt[string]{Set: true, Value: desc}, Events: field.Opt[[]webhooks.EventName]{Set: true, Value: events},
-		Payload: field.Opt[webhooks.WebhookPayload]{Set: true, Value: payload}}
+		Payload:  field.Opt[webhooks.WebhookPayload]{Set: true, Value: webhooks.WebhookPayload(how.payload)},
+		Ordering: field.Opt[webhooks.WebhookOrdering]{Set: true, Value: webhooks.WebhookOrdering(how.ordering)}}
 	// Values are never shown, so an empty box keeps the endpoint's headers;
 	// new lines replace them, and the box ticked removes them.
 	headers, herr := formHeaders(c.r)
 	switch {
 	case herr != nil:
-		return s.invalid(c, herr, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))
+		return s.invalid(c, herr, s.form(id, url, desc, how, c.r.PostForm["events"]))
 	case headers != nil:
 		in.Headers = field.Opt[map[string]string]{Set: true, Value: headers}
 	case c.r.PostFormValue("clear_headers") != "":
@@ -270,7 +283,7 @@ func (s *Server) updateEndpoint(c *call) (*result, error) {
 		in.OAuth2 = field.Opt[webhooks.WebhookOAuth2Input]{Set: true, Null: true}
 	}
 	if _, err := webhooks.Update(c.ctx, c.tx, id, in, c.actor.Subscriber(), c.actor.Access(), s.deps.Destinations, s.deps.Secrets, c.now); err != nil {
-		return s.invalid(c, err, s.form(id, url, desc, string(payload), c.r.PostForm["events"]))
+		return s.invalid(c, err, s.form(id, url, desc, how, c.r.PostForm["events"]))
 	}
 	return done(id, "saved"), nil
 }

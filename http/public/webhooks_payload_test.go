@@ -10,33 +10,41 @@ import (
 	"oficina/tenant"
 )
 
-// Issue 26 item 3: payload is full unless the endpoint asks for thin, on
-// creation or by PATCH; anything else is 422 on payload, and null too.
-func TestEndpointPayloadIsFullOrThin(t *testing.T) {
+// Issue 26 item 3 and issue 27 item 4: payload is full and ordering none
+// unless the endpoint asks otherwise, on creation or by PATCH; any other
+// value is 422 on that member, and null too.
+func TestEndpointPayloadAndOrderingTakeTheirValuesOnly(t *testing.T) {
 	t.Parallel()
 	do := endpointCaller(t)
-	full := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}})
-	if full.Status != 201 || full.Body["payload"] != "full" {
-		t.Fatalf("default: %d %s", full.Status, full.Raw)
-	}
-	thin := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}, "payload": "thin"})
-	if thin.Status != 201 || thin.Body["payload"] != "thin" {
-		t.Fatalf("thin: %d %s", thin.Status, thin.Raw)
-	}
-	id := full.Body["id"].(string)
-	if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{"payload": "thin"}); r.Status != 200 || r.Body["payload"] != "thin" {
-		t.Errorf("PATCH to thin: %d %s", r.Status, r.Raw)
-	}
-	if r := do("GET", "/webhook_endpoints/"+id, nil); r.Body["payload"] != "thin" {
-		t.Errorf("read back: %s", r.Raw)
-	}
-	for _, body := range []map[string]any{{"payload": "fat"}, {"payload": nil}, {"payload": 1}} {
-		if r := do("PATCH", "/webhook_endpoints/"+id, body); r.Status != 422 || param(r) == "" || param(r)[:7] != "payload" {
-			t.Errorf("PATCH %v: %d %s", body, r.Status, r.Raw)
-		}
-	}
-	if r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"*"}, "payload": "fat"}); r.Status != 422 {
-		t.Errorf("create with payload fat: %d %s", r.Status, r.Raw)
+	for _, tt := range []struct{ member, def, other, bad string }{
+		{"payload", "full", "thin", "fat"},
+		{"ordering", "none", "object", "fifo"},
+	} {
+		t.Run(tt.member, func(t *testing.T) {
+			def := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}})
+			if def.Status != 201 || def.Body[tt.member] != tt.def {
+				t.Fatalf("default: %d %s", def.Status, def.Raw)
+			}
+			other := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"sale.*"}, tt.member: tt.other})
+			if other.Status != 201 || other.Body[tt.member] != tt.other {
+				t.Fatalf("%s: %d %s", tt.other, other.Status, other.Raw)
+			}
+			id := def.Body["id"].(string)
+			if r := do("PATCH", "/webhook_endpoints/"+id, map[string]any{tt.member: tt.other}); r.Status != 200 || r.Body[tt.member] != tt.other {
+				t.Errorf("PATCH to %s: %d %s", tt.other, r.Status, r.Raw)
+			}
+			if r := do("GET", "/webhook_endpoints/"+id, nil); r.Body[tt.member] != tt.other {
+				t.Errorf("read back: %s", r.Raw)
+			}
+			for _, body := range []map[string]any{{tt.member: tt.bad}, {tt.member: nil}, {tt.member: 1}} {
+				if r := do("PATCH", "/webhook_endpoints/"+id, body); r.Status != 422 || !strings.HasPrefix(param(r), tt.member) {
+					t.Errorf("PATCH %v: %d %s", body, r.Status, r.Raw)
+				}
+			}
+			if r := do("POST", "/webhook_endpoints", map[string]any{"url": hookURL, "events": []string{"*"}, tt.member: tt.bad}); r.Status != 422 {
+				t.Errorf("create with %s %s: %d %s", tt.member, tt.bad, r.Status, r.Raw)
+			}
+		})
 	}
 }
 

@@ -108,8 +108,12 @@ func Dispatcher(t testing.TB, cfg dispatch.Config) (*dispatch.Dispatcher, contex
 	if cfg.AckWait == 0 {
 		cfg.AckWait = 3 * time.Second
 	}
-	cfg.ParkDelay = time.Second
-	cfg.FailingParkSpread = time.Second
+	if cfg.ParkDelay == 0 {
+		cfg.ParkDelay = time.Second
+	}
+	if cfg.FailingParkSpread == 0 {
+		cfg.FailingParkSpread = time.Second
+	}
 	if cfg.FailingProbeInterval == 0 {
 		cfg.FailingProbeInterval = 100 * time.Millisecond
 	}

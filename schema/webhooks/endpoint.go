@@ -44,6 +44,21 @@ const (
 // Values lists the payloads (an enum of the OpenAPI document).
 func (WebhookPayload) Values() []string { return []string{PayloadFull, PayloadThin} }
 
+// WebhookOrdering is how an endpoint's deliveries are ordered: none (in
+// parallel, under the caps) or object (decision 0039: the events of one
+// object in the order they were recorded, each once the one before it has
+// succeeded or been given up; different objects still in parallel).
+type WebhookOrdering string
+
+// The orderings.
+const (
+	OrderingNone   = "none"
+	OrderingObject = "object"
+)
+
+// Values lists the orderings (an enum of the OpenAPI document).
+func (WebhookOrdering) Values() []string { return []string{OrderingNone, OrderingObject} }
+
 // WebhookEndpointStatus is an endpoint's status.
 type WebhookEndpointStatus string
 
@@ -73,6 +88,8 @@ type Row struct {
 	DisabledReason *string  `bun:"disabled_reason" json:"disabled_reason"`
 	// Payload is what the endpoint receives: PayloadFull or PayloadThin.
 	Payload string `bun:"payload" json:"payload"`
+	// Ordering is OrderingNone or OrderingObject.
+	Ordering string `bun:"ordering" json:"ordering"`
 	// HeaderNames are the custom headers' names (their values are sealed
 	// with the secrets), sorted.
 	HeaderNames []string `bun:"header_names,array" json:"header_names"`
@@ -116,6 +133,7 @@ type WebhookEndpoint struct {
 	Status                  WebhookEndpointStatus          `json:"status"`
 	DisabledReason          *WebhookEndpointDisabledReason `json:"disabled_reason"`
 	Payload                 WebhookPayload                 `json:"payload"`
+	Ordering                WebhookOrdering                `json:"ordering" doc:"none: deliveries go in parallel under the caps; object: the events of one object (a sale, a service order, a client) arrive in the order they were recorded, each once the one before it has succeeded or been given up."`
 	Headers                 []string                       `json:"headers" doc:"The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again."`
 	ClientCertificate       *WebhookClientCertificate      `json:"client_certificate" doc:"The client certificate presented to a receiver that asks for one (mutual TLS), or null."`
 	OAuth2                  *WebhookOAuth2                 `json:"oauth2" doc:"The OAuth2 client credentials whose bearer token every delivery carries, without the secret; or null."`
@@ -142,7 +160,7 @@ func (e *Row) View() WebhookEndpoint {
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
 		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason),
-		Payload: WebhookPayload(e.Payload), Headers: append([]string{}, e.HeaderNames...), ClientCertificate: e.clientCertificateView(), OAuth2: e.oauth2View(),
+		Payload: WebhookPayload(e.Payload), Ordering: WebhookOrdering(e.Ordering), Headers: append([]string{}, e.HeaderNames...), ClientCertificate: e.clientCertificateView(), OAuth2: e.oauth2View(),
 		PreviousSecretExpiresAt: prev,
 		SubscriberMemberID:      e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID, FailingSince: failing,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),

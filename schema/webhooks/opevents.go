@@ -72,7 +72,7 @@ func EventTypes() []streams.EventType {
 func exampleEndpoint() WebhookEndpoint {
 	at := apitime.TimeOf(2026, 3, 14, 13, 5, 9)
 	return WebhookEndpoint{Object: "webhook_endpoint", ID: ids.Example(IDPrefix, 1), URL: "https://erp.example.com/oficina/webhooks",
-		Description: "ERP", Events: []EventName{"sale.*", "service_order.*"}, Status: StatusEnabled, Payload: PayloadFull,
+		Description: "ERP", Events: []EventName{"sale.*", "service_order.*"}, Status: StatusEnabled, Payload: PayloadFull, Ordering: OrderingNone,
 		Headers: []string{"X-Api-Key"}, SubscriberMemberID: ids.Example("mem", 1), SubscriberAPIKeyID: new(ids.Example("key", 1)),
 		CreatedAt: at, UpdatedAt: at}
 }

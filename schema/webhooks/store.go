@@ -32,6 +32,7 @@ type WebhookEndpointCreate struct {
 	Description       *string                        `json:"description" doc:"Free text, up to 10,000 characters."`
 	Events            []EventName                    `json:"events" api:"required" doc:"Event names, family wildcards such as sale.*, or [\"*\"] alone."`
 	Payload           *WebhookPayload                `json:"payload" doc:"full (the default): the whole envelope; thin: data.object is only {object, id}, with changed_fields on .updated events."`
+	Ordering          *WebhookOrdering               `json:"ordering" doc:"none (the default): deliveries in parallel under the caps; object: the events of one object in the order they were recorded, the next once the one before it has succeeded or been given up (objects still in parallel)."`
 	OAuth2            *WebhookOAuth2Input            `json:"oauth2" doc:"OAuth2 client credentials: every delivery carries a bearer token from token_url (client credentials grant), kept until it expires and asked again once on a 401."`
 	ClientCertificate *WebhookClientCertificateInput `json:"client_certificate" doc:"A client certificate and key (PEM) presented to a receiver that demands mutual TLS; sealed at rest, the endpoint shows its subject and expiry."`
 	Headers           map[string]string              `json:"headers" doc:"Custom headers sent with every delivery (an API gateway's X-Api-Key, an Authorization of its own): up to 10, names HTTP tokens of up to 64 characters other than the ones a delivery sets (webhook-*, content-type, user-agent, host and HTTP's own), values of up to 1,024 visible ASCII characters. The values are sealed at rest and never shown again; the endpoint shows the names."`
@@ -44,6 +45,7 @@ type WebhookEndpointUpdate struct {
 	Description       field.Opt[string]                        `json:"description" doc:"A new description; \"\" clears it."`
 	Events            field.Opt[[]EventName]                   `json:"events" doc:"A new subscription; changing it needs the module reads and makes the caller the subscriber."`
 	Payload           field.Opt[WebhookPayload]                `json:"payload" doc:"full or thin (what each delivery carries)."`
+	Ordering          field.Opt[WebhookOrdering]               `json:"ordering" doc:"none or object (the events of one object in order). Deliveries recorded before a change keep the order they were recorded with; turning it to none releases them at once."`
 	ClientCertificate field.Opt[WebhookClientCertificateInput] `json:"client_certificate" api:"nullable" doc:"A new client certificate and key; null removes it."`
 	OAuth2            field.Opt[WebhookOAuth2Input]            `json:"oauth2" api:"nullable" doc:"New OAuth2 client credentials (all of them); null removes them."`
 	Headers           field.Opt[map[string]string]             `json:"headers" api:"nullable" doc:"Replaces every custom header (same rules as on creation); {} or null removes them all."`
@@ -74,10 +76,14 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		desc = *in.Description
 		addField(&f, checkDescription(desc))
 	}
-	payload := PayloadFull
+	payload, ordering := PayloadFull, OrderingNone
 	if in.Payload != nil {
 		payload = string(*in.Payload)
-		checkPayload(&f, payload)
+		checkEnum(&f, "payload", WebhookPayload("").Values(), payload)
+	}
+	if in.Ordering != nil {
+		ordering = string(*in.Ordering)
+		checkEnum(&f, "ordering", WebhookOrdering("").Values(), ordering)
 	}
 	headerNames := checkHeaders(&f, in.Headers)
 	var cert *ClientCertificate
@@ -120,7 +126,7 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 		return nil, err
 	}
 	e := &Row{ID: ids.New(IDPrefix), CompanyID: companyID, URL: in.URL, Description: desc, Events: events,
-		Status: StatusEnabled, Payload: payload, HeaderNames: headerNames, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
+		Status: StatusEnabled, Payload: payload, Ordering: ordering, HeaderNames: headerNames, SubscriberMemberID: sub.MemberID, SubscriberKeyID: sub.keyID(),
 		CreatedAt: now, UpdatedAt: now, shown: secret}
 	e.setClientCertificate(leaf)
 	e.setOAuth2(in.OAuth2)
@@ -137,10 +143,24 @@ func Create(ctx context.Context, tx bun.IDB, companyID string, in WebhookEndpoin
 	return e, nil
 }
 
-// checkPayload adds a field error unless payload is full or thin.
-func checkPayload(f *apierr.Fields, payload string) {
-	if !slices.Contains(WebhookPayload("").Values(), payload) {
-		f.Add("payload", apierr.InvalidValue)
+// checkEnum adds a field error on name unless v is one of values.
+func checkEnum(f *apierr.Fields, name string, values []string, v string) {
+	if !slices.Contains(values, v) {
+		f.Add(name, apierr.InvalidValue)
+	}
+}
+
+// setEnum applies a PATCH member of an enum type to *dst: absent keeps it,
+// null is refused (it has no empty value), anything else must be one of
+// values.
+func setEnum[T ~string](f *apierr.Fields, name string, values []string, p field.Opt[T], dst *string) {
+	switch {
+	case !p.Set:
+	case p.Null:
+		f.Add(name, apierr.InvalidType)
+	default:
+		*dst = string(p.Value)
+		checkEnum(f, name, values, *dst)
 	}
 }
 
@@ -187,14 +207,8 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 		e.Description = p.Description.Value // null clears it
 		addField(&f, checkDescription(e.Description))
 	}
-	if p.Payload.Set {
-		if p.Payload.Null {
-			f.Add("payload", apierr.InvalidType)
-		} else {
-			e.Payload = string(p.Payload.Value)
-			checkPayload(&f, e.Payload)
-		}
-	}
+	setEnum(&f, "payload", WebhookPayload("").Values(), p.Payload, &e.Payload)
+	setEnum(&f, "ordering", WebhookOrdering("").Values(), p.Ordering, &e.Ordering)
 	var headerNames []string
 	if p.Headers.Set {
 		headerNames = checkHeaders(&f, p.Headers.Value) // null: none
@@ -263,7 +277,7 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 }
 
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
-	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "status", "disabled_reason",
+	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "ordering", "status", "disabled_reason",
 		"secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers", "header_names", "sealed_client_certificate",
 		"client_certificate_subject", "client_certificate_expires_at", "client_certificate_warned_at", "sealed_oauth2_secret", "oauth2_token_url", "oauth2_client_id",
 		"oauth2_scope", "previous_secret_expires_at",
