@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"oficina/schema/ids"
 	"oficina/schema/mail"
+	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/tenant"
 )
@@ -50,7 +52,7 @@ type outcome struct {
 	gaveUp, disabled, closed bool
 	// startedFailing and recovered: the endpoint's health turned with
 	// this message (its first failure after a success, its first success
-	// after failing). Issue 27 emits events from them.
+	// after failing); recorded then reports them as operational events.
 	startedFailing, recovered bool
 	// blocked: nothing was sent, as the delivery's object has deliveries
 	// before it still pending on an endpoint that orders them.
@@ -162,7 +164,8 @@ type recordRow struct {
 
 // recorded turns the function's rows (raw, its JSON) into the outcomes of
 // reqs, and writes what it asks for after it: the mails of an endpoint
-// disabled and of a subscriber's access lost (rare; once each).
+// disabled and of a subscriber's access lost, and the operational events of
+// the endpoints' turns and the deliveries given up (rare; once each).
 func (d *Dispatcher) recorded(ctx context.Context, tx bun.Tx, reqs []recordReq, order []int, raw []byte, now time.Time) ([]batchResult[outcome], error) {
 	if len(reqs) == 0 {
 		return nil, nil
@@ -179,6 +182,7 @@ func (d *Dispatcher) recorded(ctx context.Context, tx bun.Tx, reqs []recordReq, 
 	slices.SortFunc(rows, func(a, b recordRow) int { return cmp.Compare(a.Ord, b.Ord) })
 	out := make([]batchResult[outcome], len(reqs))
 	scoped := ""
+	var turns map[string]*webhooks.Turns // by company, made on the first turn
 	for _, row := range rows {
 		if row.Ord < 1 || row.Ord > len(order) {
 			return nil, fmt.Errorf("the record answered ord %d", row.Ord)
@@ -191,6 +195,9 @@ func (d *Dispatcher) recorded(ctx context.Context, tx bun.Tx, reqs []recordReq, 
 		}
 		out[order[row.Ord-1]] = batchResult[outcome]{res: o}
 		d.logHealth(q.dm, row)
+		if row.StartedFailing || row.Recovered || row.Disabled || row.GaveUp {
+			turns = noteTurn(turns, q.dm, row)
+		}
 		if !row.Disabled && !row.Notify {
 			continue
 		}
@@ -204,7 +211,48 @@ func (d *Dispatcher) recorded(ctx context.Context, tx bun.Tx, reqs []recordReq, 
 			return nil, err
 		}
 	}
+	for _, co := range slices.Sorted(maps.Keys(turns)) {
+		if scoped != co {
+			if err := tenant.Scope(ctx, tx, co); err != nil {
+				return nil, err
+			}
+			scoped = co
+		}
+		// In the cycle's transaction: an event exists exactly when the
+		// turn it reports committed. The dispatcher publishes nothing, so
+		// the events wait in the backlog for the relay (decision 0037).
+		w := &streams.Write{Tx: tx, CompanyID: co, Actor: streams.Actor{Kind: streams.ActorSystem}, At: now, Wall: d.cfg.WallNow}
+		if err := webhooks.RecordTurns(ctx, w, *turns[co]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// noteTurn adds what row says of dm's endpoint and delivery to the turns of
+// its company (made when nil).
+func noteTurn(turns map[string]*webhooks.Turns, dm streams.DeliveryMessage, row recordRow) map[string]*webhooks.Turns {
+	if turns == nil {
+		turns = map[string]*webhooks.Turns{}
+	}
+	t := turns[dm.CompanyID]
+	if t == nil {
+		t = &webhooks.Turns{}
+		turns[dm.CompanyID] = t
+	}
+	if row.StartedFailing {
+		t.Failing = append(t.Failing, dm.EndpointID)
+	}
+	if row.Recovered {
+		t.Recovered = append(t.Recovered, dm.EndpointID)
+	}
+	if row.GaveUp {
+		t.GivenUp = append(t.GivenUp, dm.DeliveryID)
+	}
+	if row.Disabled {
+		t.Disabled = append(t.Disabled, dm.EndpointID)
+	}
+	return turns
 }
 
 // logHealth logs an endpoint's turn, once per turn.

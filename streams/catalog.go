@@ -41,7 +41,8 @@ type PingObject struct {
 	WebhookEndpointID string `json:"webhook_endpoint_id"`
 }
 
-// SubscribeAll is the subscription to every event, later additions included.
+// SubscribeAll is the subscription to every event, later additions
+// included, but the operational ones (Change.About).
 const SubscribeAll = "*"
 
 // Family is the part of an event type before its first dot ("sale" for
@@ -52,17 +53,24 @@ func Family(eventType string) string {
 }
 
 // subscriptionKeys are the entries of webhook_endpoints.events that receive
-// an event of type t: "*", t itself and its family wildcard.
-func subscriptionKeys(t string) []string {
+// an event of type t: "*" (but for an operational event), t itself and its
+// family wildcard.
+func subscriptionKeys(t string, operational bool) []string {
+	if operational {
+		return []string{t, Family(t) + ".*"}
+	}
 	return []string{SubscribeAll, t, Family(t) + ".*"}
 }
 
-// Matches reports whether an endpoint subscribed to events receives type t.
-func Matches(events []string, t string) bool {
+// Matches reports whether an endpoint subscribed to events receives type t,
+// an operational event (one about an endpoint: Change.About) when
+// operational is set. The endpoint an operational event is about never
+// receives it, whatever its subscription.
+func Matches(events []string, t string, operational bool) bool {
 	if t == PingType {
 		return false
 	}
-	for _, k := range subscriptionKeys(t) {
+	for _, k := range subscriptionKeys(t, operational) {
 		if slices.Contains(events, k) {
 			return true
 		}

@@ -26,7 +26,10 @@ func endpoint(t testing.TB, co *testkit.Company, enabled bool, events ...string)
 		e, err = webhooks.Create(ctx, tx, co.Company.ID, webhooks.WebhookEndpointCreate{URL: "https://hooks.example.com/in", Events: toNames(events)},
 			webhooks.Subscriber{MemberID: co.Owner.ID}, allow, testkit.AnyURL{}, testkit.Keyring(t), time.Now())
 		if err == nil && !enabled {
-			e, err = webhooks.Disable(ctx, tx, e.ID, time.Now())
+			// As the dashboard leaves it, without its event: these tests
+			// count the events of their own writes.
+			e.Status = webhooks.StatusDisabled
+			_, err = tx.NewUpdate().Model(e).Column("status").WherePK().Exec(ctx)
 		}
 		return err
 	})

@@ -24,6 +24,11 @@ const (
 	ActorAssistant  ActorKind = "assistant"
 	ActorBankImport ActorKind = "bank_import"
 	ActorRoutine    ActorKind = "routine"
+	// ActorSystem is Oficina reporting on its own webhooks: the
+	// operational events (an endpoint disabled, failing, recovered, a
+	// delivery given up), whose object is what they report, so they are
+	// never summarized.
+	ActorSystem ActorKind = "system"
 )
 
 // Actor is who made a write.
@@ -56,6 +61,12 @@ type Change struct {
 	// ChangedFields, when set, is used instead of diffing Before and Object
 	// (e.g. status_changed + updated from one write share one list).
 	ChangedFields []string
+	// About is, for an operational event (the webhook families), the
+	// endpoint it is about. Such an event is never delivered to that
+	// endpoint — a failing endpoint would not hear it, and an endpoint
+	// does not need telling what it just did — and "*" does not subscribe
+	// to it: only its name or its family wildcard do (decision 0037).
+	About string
 }
 
 // Recorded is an event stored by Record (or a ping or resend), with the
@@ -72,6 +83,8 @@ type Recorded struct {
 	DeliveriesOnly bool
 	// at is the rows' created_at: the write's wall clock.
 	at time.Time
+	// about is the Change's About.
+	about string
 }
 
 // RecordedDelivery is a delivery row created with an event.
@@ -158,18 +171,19 @@ func build(w *Write, c Change) (r Recorded, skip bool, err error) {
 	if err != nil {
 		return r, false, fmt.Errorf("streams: %s: %w", c.Type, err)
 	}
-	return Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: c.Type, Body: body}, false, nil
+	return Recorded{ID: ev.ID, CompanyID: w.CompanyID, Type: c.Type, Body: body, about: c.About}, false, nil
 }
 
 // insertEvents stores the events and, in the same statement, finds the
 // company's enabled endpoints subscribed to each type ("*", the type, or its
-// family wildcard: the same rule as Matches) and creates their deliveries
-// (sql/oficina_record_events.sql: a function, so its plan is kept). Endpoints
-// added or enabled later get nothing. Delivery ids come from a pool made in
-// Go, assigned in endpoint order; a match beyond the pool comes back without
-// an id and is inserted by a second statement, which a company with no more
-// endpoints than the pool never needs.
-const insertEvents = `SELECT event_id, endpoint_id, delivery_id, order_key, order_seq FROM oficina_record_events(?, ?, ?, ?, ?, ?, ?)`
+// family wildcard: the same rule as Matches; an operational event not
+// through "*" and never to the endpoint it is about) and creates their
+// deliveries (sql/oficina_record_events.sql: a function, so its plan is
+// kept). Endpoints added or enabled later get nothing. Delivery ids come
+// from a pool made in Go, assigned in endpoint order; a match beyond the
+// pool comes back without an id and is inserted by a second statement,
+// which a company with no more endpoints than the pool never needs.
+const insertEvents = `SELECT event_id, endpoint_id, delivery_id, order_key, order_seq FROM oficina_record_events(?, ?, ?, ?, ?, ?, ?, ?)`
 
 // deliveryPool is how many delivery ids insert makes per event ahead of
 // the statement: enough for the endpoints most companies have.
@@ -180,11 +194,18 @@ const deliveryPool = 4
 func insert(ctx context.Context, w *Write, rs []Recorded) error {
 	now := w.wall()
 	evIDs, types, bodies := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
+	var about []*string // nil (NULL) unless an operational event is among rs
 	byID := make(map[string]*Recorded, len(rs))
 	for i := range rs {
 		rs[i].at = now
 		evIDs[i], types[i], bodies[i] = rs[i].ID, rs[i].Type, string(rs[i].Body)
 		byID[rs[i].ID] = &rs[i]
+		if rs[i].about != "" {
+			if about == nil {
+				about = make([]*string, len(rs))
+			}
+			about[i] = &rs[i].about
+		}
 	}
 	pool := make([]string, deliveryPool*len(rs))
 	for i := range pool {
@@ -198,7 +219,7 @@ func insert(ctx context.Context, w *Write, rs []Recorded) error {
 		OrderSeq   *int64  `bun:"order_seq"`
 	}
 	err := w.Tx.NewRaw(insertEvents, w.CompanyID, pgdialect.Array(evIDs), pgdialect.Array(types), pgdialect.Array(bodies),
-		pgdialect.Array(pool), w.At.UTC(), now).Scan(ctx, &matches)
+		pgdialect.Array(pool), w.At.UTC(), now, pgdialect.Array(about)).Scan(ctx, &matches)
 	if err != nil {
 		return fmt.Errorf("streams: record events: %w", err)
 	}

@@ -49,6 +49,43 @@ func TestDeliveriesOnlyForEnabledSubscribedEndpointsAtWriteTime(t *testing.T) {
 	}
 }
 
+// Decision 0037: an operational event (Change.About) goes to the endpoints
+// naming it or its family, never through "*" and never to the endpoint it
+// is about, which subscribes to it too; the business event of the same
+// write still reaches every subscriber, "*" and the one it was about.
+func TestAnOperationalEventSkipsStarAndTheEndpointItIsAbout(t *testing.T) {
+	t.Parallel()
+	co := newCompany(t)
+	about := endpoint(t, co, true, "sale.*", "webhook_endpoint.*")
+	all := endpoint(t, co, true, "*")
+	family := endpoint(t, co, true, "webhook_endpoint.*")
+	exact := endpoint(t, co, true, "webhook_endpoint.failing", "sale.paid")
+	rs := record(t, co, write(co, streams.ActorSystem),
+		streams.Change{Type: "webhook_endpoint.failing", Object: map[string]any{"object": "webhook_endpoint", "id": about.ID}, About: about.ID},
+		streams.Change{Type: "sale.paid", Object: newSale("sal_op")})
+	to := func(r streams.Recorded) []string {
+		var out []string
+		for _, d := range r.Deliveries {
+			out = append(out, d.EndpointID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{family.ID, exact.ID}
+	slices.Sort(want)
+	if got := to(rs[0]); !slices.Equal(got, want) {
+		t.Errorf("the operational event went to %v, want %v (not %s about, nor %s on *)", got, want, about.ID, all.ID)
+	}
+	want = []string{about.ID, all.ID, exact.ID}
+	slices.Sort(want)
+	if got := to(rs[1]); !slices.Equal(got, want) {
+		t.Errorf("sale.paid went to %v, want %v", got, want)
+	}
+	if b := body(t, rs[0].Body); b["data"].(map[string]any)["object_truncated"] != nil {
+		t.Errorf("the system's event is summarized: %s", rs[0].Body)
+	}
+}
+
 // Spec 6.1 item 2 next to DESIGN's firehose: an event nobody subscribed to
 // has no delivery; it is published on the firehose and, the log being
 // appended to only (decision 0029), kept like every event until its day is

@@ -17,14 +17,17 @@ import (
 
 // runTrigger is `oficina trigger <event type>`: it makes the event happen
 // through the public API, as an integration would — a lead for
-// client.created, a sale and its payment for sale.paid — and prints what
-// it created. With `oficina listen` running, the event arrives at the
-// local URL. It calls the API through the generated client
-// (http/apiclient).
+// client.created, a sale and its payment for sale.paid, an endpoint of its
+// own disabled (and enabled again) for webhook_endpoint.disabled (and
+// .enabled) — and prints what it created. With `oficina listen` running,
+// the event arrives at the local URL. It calls the API through the
+// generated client (http/apiclient).
 func runTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trigger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	api := apiFlags(fs)
+	endpointURL := fs.String("endpoint-url", "https://example.com/oficina-trigger",
+		"for webhook_endpoint.*: the URL of the endpoint trigger makes, turns and deletes (one the server's destination rules accept; it is subscribed to webhook_endpoint.client_certificate_expiring only, so nothing is sent to it)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: oficina trigger [flags] <event type>\n\nevent types: %s\n\nflags:\n",
 			strings.Join(triggerable(), ", "))
@@ -46,7 +49,7 @@ func runTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("trigger: %w", err)
 	}
-	t := &triggering{api: c.api, out: stdout, stamp: time.Now().UTC().Format("150405.000")}
+	t := &triggering{api: c.api, out: stdout, stamp: time.Now().UTC().Format("150405.000"), endpointURL: *endpointURL}
 	if err := steps(ctx, t); err != nil {
 		return fmt.Errorf("trigger %s: %w", typ, err)
 	}
@@ -56,9 +59,10 @@ func runTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // triggering is one run of trigger: the API and what it printed.
 type triggering struct {
-	api   *apiclient.ClientWithResponses
-	out   io.Writer
-	stamp string // makes names and phones of this run its own
+	api         *apiclient.ClientWithResponses
+	out         io.Writer
+	stamp       string // makes names and phones of this run its own
+	endpointURL string // of the endpoint the webhook_endpoint triggers make
 }
 
 const jsonType = "application/json"
@@ -144,6 +148,44 @@ func (t *triggering) order(ctx context.Context) (string, error) {
 	return idOf(b), err
 }
 
+// endpointTurns makes an endpoint of its own, disables it and, when
+// enable is set, enables it again, then deletes it: the operational events
+// about it reach every other subscriber (and listen), and no real
+// receiver misses a delivery meanwhile. It needs webhooks:create,
+// webhooks:update, webhooks:delete and webhooks:read.
+func (t *triggering) endpointTurns(ctx context.Context, enable bool) (err error) {
+	r, err := t.api.CreateWebhookEndpointWithBodyWithResponse(ctx, &apiclient.CreateWebhookEndpointParams{IdempotencyKey: newKey()},
+		jsonType, jsonBody(map[string]any{"url": t.endpointURL, "description": "oficina trigger " + t.stamp,
+			"events": []string{"webhook_endpoint.client_certificate_expiring"}}))
+	if err != nil {
+		return err
+	}
+	b, err := t.made("POST /webhook_endpoints", r, r.Body, nil)
+	if err != nil {
+		return err
+	}
+	id := idOf(b)
+	defer func() {
+		r, derr := t.api.DeleteWebhookEndpointWithResponse(ctx, id, &apiclient.DeleteWebhookEndpointParams{IdempotencyKey: newKey()})
+		if derr == nil {
+			_, derr = t.made("DELETE /webhook_endpoints/"+id, r, r.Body, nil)
+		}
+		err = errors.Join(err, derr)
+	}()
+	d, err := t.api.DisableWebhookEndpointWithResponse(ctx, id, &apiclient.DisableWebhookEndpointParams{IdempotencyKey: newKey()})
+	if err == nil {
+		_, err = t.made("POST /webhook_endpoints/"+id+"/disable", d, d.Body, nil)
+	}
+	if err != nil || !enable {
+		return err
+	}
+	e, err := t.api.EnableWebhookEndpointWithResponse(ctx, id, &apiclient.EnableWebhookEndpointParams{IdempotencyKey: newKey()})
+	if err == nil {
+		_, err = t.made("POST /webhook_endpoints/"+id+"/enable", e, e.Body, nil)
+	}
+	return err
+}
+
 // then runs next with the id first made, when first succeeded.
 func then(first func(ctx context.Context, t *triggering) (string, error), next func(ctx context.Context, t *triggering, id string) error) func(ctx context.Context, t *triggering) error {
 	return func(ctx context.Context, t *triggering) error {
@@ -160,8 +202,10 @@ func newOrder(ctx context.Context, t *triggering) (string, error) { return t.ord
 
 // triggers are the event types trigger can make, and how.
 var triggers = map[string]func(ctx context.Context, t *triggering) error{
-	"client.created": func(ctx context.Context, t *triggering) error { return t.lead(ctx) },
-	"task.created":   func(ctx context.Context, t *triggering) error { return t.lead(ctx) },
+	"webhook_endpoint.disabled": func(ctx context.Context, t *triggering) error { return t.endpointTurns(ctx, false) },
+	"webhook_endpoint.enabled":  func(ctx context.Context, t *triggering) error { return t.endpointTurns(ctx, true) },
+	"client.created":            func(ctx context.Context, t *triggering) error { return t.lead(ctx) },
+	"task.created":              func(ctx context.Context, t *triggering) error { return t.lead(ctx) },
 	"sale.created": func(ctx context.Context, t *triggering) error {
 		_, err := t.sale(ctx, nil)
 		return err

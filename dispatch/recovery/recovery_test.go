@@ -156,8 +156,8 @@ func TestRecoverySkipsWhatSucceededAndStopsOnADisabledEndpoint(t *testing.T) {
 	}
 
 	co2, ep2, id2 := setup(t, 3)
-	co2.Tx(t, func(ctx context.Context, tx bun.Tx) error {
-		_, err := webhooks.Disable(ctx, tx, ep2.ID, time.Now())
+	co2.Write(t, func(ctx context.Context, w *streams.Write) error {
+		_, err := webhooks.Disable(ctx, w, ep2.ID)
 		return err
 	})
 	r2 := &recovery.Runner{DB: testkit.WorkerDB(t), Only: []string{co2.Company.ID}}

@@ -125,7 +125,7 @@ func rotateKey(ctx context.Context, w *streams.Write, r *http.Request) (int, any
 	}
 	// Endpoints subscribed with the old key: disabled on "stop w.At",
 	// moved to the new key with a grace period (spec 3.3).
-	if err := webhooks.KeyRotated(ctx, w.Tx, w.CompanyID, rot, w.At); err != nil {
+	if err := webhooks.KeyRotated(ctx, w, rot); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, rot, nil
@@ -145,7 +145,7 @@ func revokeKey(ctx context.Context, w *streams.Write, r *http.Request) (int, any
 		return 0, nil, err
 	}
 	// A key revoked after public exposure disables its endpoints (3.3).
-	if err := webhooks.KeyRevoked(ctx, w.Tx, w.CompanyID, k, w.At); err != nil {
+	if err := webhooks.KeyRevoked(ctx, w, k); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, k, nil

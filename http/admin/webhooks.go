@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/dispatch/destguard"
+	"oficina/http/wire"
 	"oficina/schema/apierr"
 	"oficina/schema/mail"
 	"oficina/schema/page"
@@ -26,7 +27,44 @@ func (s *Server) webhookRoutes() {
 	s.mux.HandleFunc("POST "+Prefix+base+"/{id}/enable", s.company(false, enableEndpoint))
 	s.mux.HandleFunc("POST "+Prefix+base+"/{id}/disable", s.company(false, disableEndpoint))
 	s.mux.HandleFunc("GET "+Prefix+"/companies/{company}/mail", s.company(false, listMail))
+	s.mux.HandleFunc("POST "+Prefix+"/routines/warn_client_certificates", s.warnClientCertificates)
 	s.portalRoutes()
+}
+
+// certificateRun is the answer of the certificate warning routine.
+type certificateRun struct {
+	Object string `json:"object"` // "routine_run"
+	Warned int    `json:"warned"`
+}
+
+// warnClientCertificates runs the certificate warning now (the scheduler
+// runs it every quarter hour): webhook_endpoint.client_certificate_expiring
+// for each certificate expiring within webhooks.CertificateWarning not
+// warned about yet, of one company ({company_id}) or of every company ({}).
+func (s *Server) warnClientCertificates(w http.ResponseWriter, r *http.Request) {
+	in, err := decode[routineBody](r)
+	if err != nil {
+		wire.WriteError(w, r, err)
+		return
+	}
+	now := s.deps.BusinessNow()
+	res := certificateRun{Object: "routine_run"}
+	if in.CompanyID != nil {
+		err = s.writer.Run(r.Context(), webhooks.CertificateUnit(*in.CompanyID, now), func(ctx context.Context, w *streams.Write) error {
+			if _, err := tenant.GetCompany(ctx, w.Tx, *in.CompanyID); err != nil {
+				return err
+			}
+			res.Warned, err = webhooks.WarnExpiringCertificates(ctx, w)
+			return err
+		})
+	} else {
+		res.Warned, err = webhooks.WarnExpiringCertificatesAll(r.Context(), s.writer, s.deps.Workers, now)
+	}
+	if err != nil {
+		wire.WriteError(w, r, err)
+		return
+	}
+	wire.WriteJSON(w, http.StatusOK, res)
 }
 
 // destinations is the URL guard: the production one unless the deps name
@@ -126,7 +164,7 @@ func enableEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	e, err := webhooks.Enable(ctx, w.Tx, r.PathValue("id"), sub, access, w.At)
+	e, err := webhooks.Enable(ctx, w, r.PathValue("id"), sub, access)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -134,7 +172,7 @@ func enableEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int
 }
 
 func disableEndpoint(ctx context.Context, w *streams.Write, r *http.Request) (int, any, error) {
-	e, err := webhooks.Disable(ctx, w.Tx, r.PathValue("id"), w.At)
+	e, err := webhooks.Disable(ctx, w, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

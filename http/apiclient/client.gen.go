@@ -335,47 +335,55 @@ func (e EventListObject) Valid() bool {
 
 // Defines values for EventName.
 const (
-	EventNameAsterisk                    EventName = "*"
-	EventNameClient                      EventName = "client.*"
-	EventNameClientCreated               EventName = "client.created"
-	EventNameClientDeleted               EventName = "client.deleted"
-	EventNameClientUpdated               EventName = "client.updated"
-	EventNameFinancialTransaction        EventName = "financial_transaction.*"
-	EventNameFinancialTransactionCreated EventName = "financial_transaction.created"
-	EventNameFinancialTransactionDeleted EventName = "financial_transaction.deleted"
-	EventNameFinancialTransactionPaid    EventName = "financial_transaction.paid"
-	EventNameFinancialTransactionUpdated EventName = "financial_transaction.updated"
-	EventNameProduct                     EventName = "product.*"
-	EventNameProductCreated              EventName = "product.created"
-	EventNameProductDeleted              EventName = "product.deleted"
-	EventNameProductUpdated              EventName = "product.updated"
-	EventNameQuote                       EventName = "quote.*"
-	EventNameQuoteCreated                EventName = "quote.created"
-	EventNameQuoteDeleted                EventName = "quote.deleted"
-	EventNameQuoteStatusChanged          EventName = "quote.status_changed"
-	EventNameQuoteUpdated                EventName = "quote.updated"
-	EventNameSale                        EventName = "sale.*"
-	EventNameSaleCanceled                EventName = "sale.canceled"
-	EventNameSaleCreated                 EventName = "sale.created"
-	EventNameSalePaid                    EventName = "sale.paid"
-	EventNameSalePaymentCanceled         EventName = "sale.payment_canceled"
-	EventNameSalePaymentRegistered       EventName = "sale.payment_registered"
-	EventNameSaleUpdated                 EventName = "sale.updated"
-	EventNameService                     EventName = "service.*"
-	EventNameServiceCreated              EventName = "service.created"
-	EventNameServiceDeleted              EventName = "service.deleted"
-	EventNameServiceOrder                EventName = "service_order.*"
-	EventNameServiceOrderCreated         EventName = "service_order.created"
-	EventNameServiceOrderDeleted         EventName = "service_order.deleted"
-	EventNameServiceOrderStatusChanged   EventName = "service_order.status_changed"
-	EventNameServiceOrderUpdated         EventName = "service_order.updated"
-	EventNameServiceUpdated              EventName = "service.updated"
-	EventNameStock                       EventName = "stock.*"
-	EventNameStockChanged                EventName = "stock.changed"
-	EventNameTask                        EventName = "task.*"
-	EventNameTaskCreated                 EventName = "task.created"
-	EventNameTaskDeleted                 EventName = "task.deleted"
-	EventNameTaskUpdated                 EventName = "task.updated"
+	EventNameAsterisk                                 EventName = "*"
+	EventNameClient                                   EventName = "client.*"
+	EventNameClientCreated                            EventName = "client.created"
+	EventNameClientDeleted                            EventName = "client.deleted"
+	EventNameClientUpdated                            EventName = "client.updated"
+	EventNameFinancialTransaction                     EventName = "financial_transaction.*"
+	EventNameFinancialTransactionCreated              EventName = "financial_transaction.created"
+	EventNameFinancialTransactionDeleted              EventName = "financial_transaction.deleted"
+	EventNameFinancialTransactionPaid                 EventName = "financial_transaction.paid"
+	EventNameFinancialTransactionUpdated              EventName = "financial_transaction.updated"
+	EventNameProduct                                  EventName = "product.*"
+	EventNameProductCreated                           EventName = "product.created"
+	EventNameProductDeleted                           EventName = "product.deleted"
+	EventNameProductUpdated                           EventName = "product.updated"
+	EventNameQuote                                    EventName = "quote.*"
+	EventNameQuoteCreated                             EventName = "quote.created"
+	EventNameQuoteDeleted                             EventName = "quote.deleted"
+	EventNameQuoteStatusChanged                       EventName = "quote.status_changed"
+	EventNameQuoteUpdated                             EventName = "quote.updated"
+	EventNameSale                                     EventName = "sale.*"
+	EventNameSaleCanceled                             EventName = "sale.canceled"
+	EventNameSaleCreated                              EventName = "sale.created"
+	EventNameSalePaid                                 EventName = "sale.paid"
+	EventNameSalePaymentCanceled                      EventName = "sale.payment_canceled"
+	EventNameSalePaymentRegistered                    EventName = "sale.payment_registered"
+	EventNameSaleUpdated                              EventName = "sale.updated"
+	EventNameService                                  EventName = "service.*"
+	EventNameServiceCreated                           EventName = "service.created"
+	EventNameServiceDeleted                           EventName = "service.deleted"
+	EventNameServiceOrder                             EventName = "service_order.*"
+	EventNameServiceOrderCreated                      EventName = "service_order.created"
+	EventNameServiceOrderDeleted                      EventName = "service_order.deleted"
+	EventNameServiceOrderStatusChanged                EventName = "service_order.status_changed"
+	EventNameServiceOrderUpdated                      EventName = "service_order.updated"
+	EventNameServiceUpdated                           EventName = "service.updated"
+	EventNameStock                                    EventName = "stock.*"
+	EventNameStockChanged                             EventName = "stock.changed"
+	EventNameTask                                     EventName = "task.*"
+	EventNameTaskCreated                              EventName = "task.created"
+	EventNameTaskDeleted                              EventName = "task.deleted"
+	EventNameTaskUpdated                              EventName = "task.updated"
+	EventNameWebhookDelivery                          EventName = "webhook_delivery.*"
+	EventNameWebhookDeliveryGivenUp                   EventName = "webhook_delivery.given_up"
+	EventNameWebhookEndpoint                          EventName = "webhook_endpoint.*"
+	EventNameWebhookEndpointClientCertificateExpiring EventName = "webhook_endpoint.client_certificate_expiring"
+	EventNameWebhookEndpointDisabled                  EventName = "webhook_endpoint.disabled"
+	EventNameWebhookEndpointEnabled                   EventName = "webhook_endpoint.enabled"
+	EventNameWebhookEndpointFailing                   EventName = "webhook_endpoint.failing"
+	EventNameWebhookEndpointRecovered                 EventName = "webhook_endpoint.recovered"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -463,6 +471,22 @@ func (e EventName) Valid() bool {
 		return true
 	case EventNameTaskUpdated:
 		return true
+	case EventNameWebhookDelivery:
+		return true
+	case EventNameWebhookDeliveryGivenUp:
+		return true
+	case EventNameWebhookEndpoint:
+		return true
+	case EventNameWebhookEndpointClientCertificateExpiring:
+		return true
+	case EventNameWebhookEndpointDisabled:
+		return true
+	case EventNameWebhookEndpointEnabled:
+		return true
+	case EventNameWebhookEndpointFailing:
+		return true
+	case EventNameWebhookEndpointRecovered:
+		return true
 	default:
 		return false
 	}
@@ -470,38 +494,44 @@ func (e EventName) Valid() bool {
 
 // Defines values for EventType.
 const (
-	EventTypeClientCreated               EventType = "client.created"
-	EventTypeClientDeleted               EventType = "client.deleted"
-	EventTypeClientUpdated               EventType = "client.updated"
-	EventTypeFinancialTransactionCreated EventType = "financial_transaction.created"
-	EventTypeFinancialTransactionDeleted EventType = "financial_transaction.deleted"
-	EventTypeFinancialTransactionPaid    EventType = "financial_transaction.paid"
-	EventTypeFinancialTransactionUpdated EventType = "financial_transaction.updated"
-	EventTypePing                        EventType = "ping"
-	EventTypeProductCreated              EventType = "product.created"
-	EventTypeProductDeleted              EventType = "product.deleted"
-	EventTypeProductUpdated              EventType = "product.updated"
-	EventTypeQuoteCreated                EventType = "quote.created"
-	EventTypeQuoteDeleted                EventType = "quote.deleted"
-	EventTypeQuoteStatusChanged          EventType = "quote.status_changed"
-	EventTypeQuoteUpdated                EventType = "quote.updated"
-	EventTypeSaleCanceled                EventType = "sale.canceled"
-	EventTypeSaleCreated                 EventType = "sale.created"
-	EventTypeSalePaid                    EventType = "sale.paid"
-	EventTypeSalePaymentCanceled         EventType = "sale.payment_canceled"
-	EventTypeSalePaymentRegistered       EventType = "sale.payment_registered"
-	EventTypeSaleUpdated                 EventType = "sale.updated"
-	EventTypeServiceCreated              EventType = "service.created"
-	EventTypeServiceDeleted              EventType = "service.deleted"
-	EventTypeServiceOrderCreated         EventType = "service_order.created"
-	EventTypeServiceOrderDeleted         EventType = "service_order.deleted"
-	EventTypeServiceOrderStatusChanged   EventType = "service_order.status_changed"
-	EventTypeServiceOrderUpdated         EventType = "service_order.updated"
-	EventTypeServiceUpdated              EventType = "service.updated"
-	EventTypeStockChanged                EventType = "stock.changed"
-	EventTypeTaskCreated                 EventType = "task.created"
-	EventTypeTaskDeleted                 EventType = "task.deleted"
-	EventTypeTaskUpdated                 EventType = "task.updated"
+	EventTypeClientCreated                            EventType = "client.created"
+	EventTypeClientDeleted                            EventType = "client.deleted"
+	EventTypeClientUpdated                            EventType = "client.updated"
+	EventTypeFinancialTransactionCreated              EventType = "financial_transaction.created"
+	EventTypeFinancialTransactionDeleted              EventType = "financial_transaction.deleted"
+	EventTypeFinancialTransactionPaid                 EventType = "financial_transaction.paid"
+	EventTypeFinancialTransactionUpdated              EventType = "financial_transaction.updated"
+	EventTypePing                                     EventType = "ping"
+	EventTypeProductCreated                           EventType = "product.created"
+	EventTypeProductDeleted                           EventType = "product.deleted"
+	EventTypeProductUpdated                           EventType = "product.updated"
+	EventTypeQuoteCreated                             EventType = "quote.created"
+	EventTypeQuoteDeleted                             EventType = "quote.deleted"
+	EventTypeQuoteStatusChanged                       EventType = "quote.status_changed"
+	EventTypeQuoteUpdated                             EventType = "quote.updated"
+	EventTypeSaleCanceled                             EventType = "sale.canceled"
+	EventTypeSaleCreated                              EventType = "sale.created"
+	EventTypeSalePaid                                 EventType = "sale.paid"
+	EventTypeSalePaymentCanceled                      EventType = "sale.payment_canceled"
+	EventTypeSalePaymentRegistered                    EventType = "sale.payment_registered"
+	EventTypeSaleUpdated                              EventType = "sale.updated"
+	EventTypeServiceCreated                           EventType = "service.created"
+	EventTypeServiceDeleted                           EventType = "service.deleted"
+	EventTypeServiceOrderCreated                      EventType = "service_order.created"
+	EventTypeServiceOrderDeleted                      EventType = "service_order.deleted"
+	EventTypeServiceOrderStatusChanged                EventType = "service_order.status_changed"
+	EventTypeServiceOrderUpdated                      EventType = "service_order.updated"
+	EventTypeServiceUpdated                           EventType = "service.updated"
+	EventTypeStockChanged                             EventType = "stock.changed"
+	EventTypeTaskCreated                              EventType = "task.created"
+	EventTypeTaskDeleted                              EventType = "task.deleted"
+	EventTypeTaskUpdated                              EventType = "task.updated"
+	EventTypeWebhookDeliveryGivenUp                   EventType = "webhook_delivery.given_up"
+	EventTypeWebhookEndpointClientCertificateExpiring EventType = "webhook_endpoint.client_certificate_expiring"
+	EventTypeWebhookEndpointDisabled                  EventType = "webhook_endpoint.disabled"
+	EventTypeWebhookEndpointEnabled                   EventType = "webhook_endpoint.enabled"
+	EventTypeWebhookEndpointFailing                   EventType = "webhook_endpoint.failing"
+	EventTypeWebhookEndpointRecovered                 EventType = "webhook_endpoint.recovered"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -570,6 +600,18 @@ func (e EventType) Valid() bool {
 	case EventTypeTaskDeleted:
 		return true
 	case EventTypeTaskUpdated:
+		return true
+	case EventTypeWebhookDeliveryGivenUp:
+		return true
+	case EventTypeWebhookEndpointClientCertificateExpiring:
+		return true
+	case EventTypeWebhookEndpointDisabled:
+		return true
+	case EventTypeWebhookEndpointEnabled:
+		return true
+	case EventTypeWebhookEndpointFailing:
+		return true
+	case EventTypeWebhookEndpointRecovered:
 		return true
 	default:
 		return false
@@ -2880,6 +2922,51 @@ func (e WebhookDeliveryObject) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryGivenUpEventApiVersion.
+const (
+	WebhookDeliveryGivenUpEventApiVersionV1 WebhookDeliveryGivenUpEventApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryGivenUpEventApiVersion enum.
+func (e WebhookDeliveryGivenUpEventApiVersion) Valid() bool {
+	switch e {
+	case WebhookDeliveryGivenUpEventApiVersionV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryGivenUpEventDataObjectTruncated.
+const (
+	WebhookDeliveryGivenUpEventDataObjectTruncatedTrue WebhookDeliveryGivenUpEventDataObjectTruncated = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryGivenUpEventDataObjectTruncated enum.
+func (e WebhookDeliveryGivenUpEventDataObjectTruncated) Valid() bool {
+	switch e {
+	case WebhookDeliveryGivenUpEventDataObjectTruncatedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryGivenUpEventType.
+const (
+	WebhookDeliveryGivenUpEventTypeWebhookDeliveryGivenUp WebhookDeliveryGivenUpEventType = "webhook_delivery.given_up"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryGivenUpEventType enum.
+func (e WebhookDeliveryGivenUpEventType) Valid() bool {
+	switch e {
+	case WebhookDeliveryGivenUpEventTypeWebhookDeliveryGivenUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookDeliveryListObject.
 const (
 	WebhookDeliveryListObjectList WebhookDeliveryListObject = "list"
@@ -2931,6 +3018,51 @@ func (e WebhookEndpointObject) Valid() bool {
 	}
 }
 
+// Defines values for WebhookEndpointClientCertificateExpiringEventApiVersion.
+const (
+	WebhookEndpointClientCertificateExpiringEventApiVersionV1 WebhookEndpointClientCertificateExpiringEventApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointClientCertificateExpiringEventApiVersion enum.
+func (e WebhookEndpointClientCertificateExpiringEventApiVersion) Valid() bool {
+	switch e {
+	case WebhookEndpointClientCertificateExpiringEventApiVersionV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointClientCertificateExpiringEventDataObjectTruncated.
+const (
+	WebhookEndpointClientCertificateExpiringEventDataObjectTruncatedTrue WebhookEndpointClientCertificateExpiringEventDataObjectTruncated = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointClientCertificateExpiringEventDataObjectTruncated enum.
+func (e WebhookEndpointClientCertificateExpiringEventDataObjectTruncated) Valid() bool {
+	switch e {
+	case WebhookEndpointClientCertificateExpiringEventDataObjectTruncatedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointClientCertificateExpiringEventType.
+const (
+	WebhookEndpointClientCertificateExpiringEventTypeWebhookEndpointClientCertificateExpiring WebhookEndpointClientCertificateExpiringEventType = "webhook_endpoint.client_certificate_expiring"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointClientCertificateExpiringEventType enum.
+func (e WebhookEndpointClientCertificateExpiringEventType) Valid() bool {
+	switch e {
+	case WebhookEndpointClientCertificateExpiringEventTypeWebhookEndpointClientCertificateExpiring:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEndpointDeletedObject.
 const (
 	WebhookEndpointDeletedObjectWebhookEndpoint WebhookEndpointDeletedObject = "webhook_endpoint"
@@ -2940,6 +3072,51 @@ const (
 func (e WebhookEndpointDeletedObject) Valid() bool {
 	switch e {
 	case WebhookEndpointDeletedObjectWebhookEndpoint:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointDisabledEventApiVersion.
+const (
+	WebhookEndpointDisabledEventApiVersionV1 WebhookEndpointDisabledEventApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointDisabledEventApiVersion enum.
+func (e WebhookEndpointDisabledEventApiVersion) Valid() bool {
+	switch e {
+	case WebhookEndpointDisabledEventApiVersionV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointDisabledEventDataObjectTruncated.
+const (
+	WebhookEndpointDisabledEventDataObjectTruncatedTrue WebhookEndpointDisabledEventDataObjectTruncated = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointDisabledEventDataObjectTruncated enum.
+func (e WebhookEndpointDisabledEventDataObjectTruncated) Valid() bool {
+	switch e {
+	case WebhookEndpointDisabledEventDataObjectTruncatedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointDisabledEventType.
+const (
+	WebhookEndpointDisabledEventTypeWebhookEndpointDisabled WebhookEndpointDisabledEventType = "webhook_endpoint.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointDisabledEventType enum.
+func (e WebhookEndpointDisabledEventType) Valid() bool {
+	switch e {
+	case WebhookEndpointDisabledEventTypeWebhookEndpointDisabled:
 		return true
 	default:
 		return false
@@ -2970,6 +3147,96 @@ func (e WebhookEndpointDisabledReason) Valid() bool {
 	}
 }
 
+// Defines values for WebhookEndpointEnabledEventApiVersion.
+const (
+	WebhookEndpointEnabledEventApiVersionV1 WebhookEndpointEnabledEventApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointEnabledEventApiVersion enum.
+func (e WebhookEndpointEnabledEventApiVersion) Valid() bool {
+	switch e {
+	case WebhookEndpointEnabledEventApiVersionV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointEnabledEventDataObjectTruncated.
+const (
+	WebhookEndpointEnabledEventDataObjectTruncatedTrue WebhookEndpointEnabledEventDataObjectTruncated = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointEnabledEventDataObjectTruncated enum.
+func (e WebhookEndpointEnabledEventDataObjectTruncated) Valid() bool {
+	switch e {
+	case WebhookEndpointEnabledEventDataObjectTruncatedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointEnabledEventType.
+const (
+	WebhookEndpointEnabledEventTypeWebhookEndpointEnabled WebhookEndpointEnabledEventType = "webhook_endpoint.enabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointEnabledEventType enum.
+func (e WebhookEndpointEnabledEventType) Valid() bool {
+	switch e {
+	case WebhookEndpointEnabledEventTypeWebhookEndpointEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointFailingEventApiVersion.
+const (
+	WebhookEndpointFailingEventApiVersionV1 WebhookEndpointFailingEventApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointFailingEventApiVersion enum.
+func (e WebhookEndpointFailingEventApiVersion) Valid() bool {
+	switch e {
+	case WebhookEndpointFailingEventApiVersionV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointFailingEventDataObjectTruncated.
+const (
+	WebhookEndpointFailingEventDataObjectTruncatedTrue WebhookEndpointFailingEventDataObjectTruncated = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointFailingEventDataObjectTruncated enum.
+func (e WebhookEndpointFailingEventDataObjectTruncated) Valid() bool {
+	switch e {
+	case WebhookEndpointFailingEventDataObjectTruncatedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointFailingEventType.
+const (
+	WebhookEndpointFailingEventTypeWebhookEndpointFailing WebhookEndpointFailingEventType = "webhook_endpoint.failing"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointFailingEventType enum.
+func (e WebhookEndpointFailingEventType) Valid() bool {
+	switch e {
+	case WebhookEndpointFailingEventTypeWebhookEndpointFailing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEndpointListObject.
 const (
 	WebhookEndpointListObjectList WebhookEndpointListObject = "list"
@@ -2979,6 +3246,51 @@ const (
 func (e WebhookEndpointListObject) Valid() bool {
 	switch e {
 	case WebhookEndpointListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointRecoveredEventApiVersion.
+const (
+	WebhookEndpointRecoveredEventApiVersionV1 WebhookEndpointRecoveredEventApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointRecoveredEventApiVersion enum.
+func (e WebhookEndpointRecoveredEventApiVersion) Valid() bool {
+	switch e {
+	case WebhookEndpointRecoveredEventApiVersionV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointRecoveredEventDataObjectTruncated.
+const (
+	WebhookEndpointRecoveredEventDataObjectTruncatedTrue WebhookEndpointRecoveredEventDataObjectTruncated = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointRecoveredEventDataObjectTruncated enum.
+func (e WebhookEndpointRecoveredEventDataObjectTruncated) Valid() bool {
+	switch e {
+	case WebhookEndpointRecoveredEventDataObjectTruncatedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointRecoveredEventType.
+const (
+	WebhookEndpointRecoveredEventTypeWebhookEndpointRecovered WebhookEndpointRecoveredEventType = "webhook_endpoint.recovered"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointRecoveredEventType enum.
+func (e WebhookEndpointRecoveredEventType) Valid() bool {
+	switch e {
+	case WebhookEndpointRecoveredEventTypeWebhookEndpointRecovered:
 		return true
 	default:
 		return false
@@ -5183,6 +5495,41 @@ type WebhookDelivery struct {
 // WebhookDeliveryObject defines model for WebhookDelivery.Object.
 type WebhookDeliveryObject string
 
+// WebhookDeliveryGivenUpEvent A delivery failed for good after an attempt: its attempts ran out, its receiver answered webhook-delivery: abort-message, or that failure disabled its endpoint. Not sent for deliveries closed without an attempt, pings and operational events; never to the delivery's endpoint; "*" does not include it.
+type WebhookDeliveryGivenUpEvent struct {
+	ApiVersion WebhookDeliveryGivenUpEventApiVersion `json:"api_version"`
+	Data       struct {
+		Object WebhookDeliveryGivenUpEvent_Data_Object `json:"object"`
+
+		// ObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+		ObjectTruncated *WebhookDeliveryGivenUpEventDataObjectTruncated `json:"object_truncated,omitempty"`
+	} `json:"data"`
+
+	// Id Event id: `evt_` + 32 hex characters; the same on every attempt and resend.
+	Id string `json:"id"`
+
+	// OrganizationId The company the event belongs to (for ping, the endpoint's own company).
+	OrganizationId string `json:"organization_id"`
+
+	// Timestamp When the fact happened (UTC); unchanged between attempts: order by it.
+	Timestamp time.Time                       `json:"timestamp"`
+	Type      WebhookDeliveryGivenUpEventType `json:"type"`
+}
+
+// WebhookDeliveryGivenUpEventApiVersion defines model for WebhookDeliveryGivenUpEvent.ApiVersion.
+type WebhookDeliveryGivenUpEventApiVersion string
+
+// WebhookDeliveryGivenUpEvent_Data_Object defines model for WebhookDeliveryGivenUpEvent.Data.Object.
+type WebhookDeliveryGivenUpEvent_Data_Object struct {
+	union json.RawMessage
+}
+
+// WebhookDeliveryGivenUpEventDataObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+type WebhookDeliveryGivenUpEventDataObjectTruncated bool
+
+// WebhookDeliveryGivenUpEventType defines model for WebhookDeliveryGivenUpEvent.Type.
+type WebhookDeliveryGivenUpEventType string
+
 // WebhookDeliveryList defines model for WebhookDeliveryList.
 type WebhookDeliveryList struct {
 	Data    []WebhookDelivery         `json:"data"`
@@ -5204,6 +5551,9 @@ type WebhookEndpoint struct {
 	Description       string                         `json:"description"`
 	DisabledReason    *WebhookEndpointDisabledReason `json:"disabled_reason"`
 	Events            []EventName                    `json:"events"`
+
+	// FailingSince When the current run of failed deliveries began, or null: the last attempt succeeded (or none was made). Three days of it disable the endpoint (disabled_reason failing).
+	FailingSince *time.Time `json:"failing_since"`
 
 	// Headers The names of the custom headers sent with every delivery; their values are sealed at rest and never shown again.
 	Headers []string `json:"headers"`
@@ -5229,6 +5579,41 @@ type WebhookEndpoint struct {
 
 // WebhookEndpointObject defines model for WebhookEndpoint.Object.
 type WebhookEndpointObject string
+
+// WebhookEndpointClientCertificateExpiringEvent An endpoint's client certificate expires within 14 days (client_certificate.expires_at): sent once per certificate. Never sent to that endpoint; "*" does not include it.
+type WebhookEndpointClientCertificateExpiringEvent struct {
+	ApiVersion WebhookEndpointClientCertificateExpiringEventApiVersion `json:"api_version"`
+	Data       struct {
+		Object WebhookEndpointClientCertificateExpiringEvent_Data_Object `json:"object"`
+
+		// ObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+		ObjectTruncated *WebhookEndpointClientCertificateExpiringEventDataObjectTruncated `json:"object_truncated,omitempty"`
+	} `json:"data"`
+
+	// Id Event id: `evt_` + 32 hex characters; the same on every attempt and resend.
+	Id string `json:"id"`
+
+	// OrganizationId The company the event belongs to (for ping, the endpoint's own company).
+	OrganizationId string `json:"organization_id"`
+
+	// Timestamp When the fact happened (UTC); unchanged between attempts: order by it.
+	Timestamp time.Time                                         `json:"timestamp"`
+	Type      WebhookEndpointClientCertificateExpiringEventType `json:"type"`
+}
+
+// WebhookEndpointClientCertificateExpiringEventApiVersion defines model for WebhookEndpointClientCertificateExpiringEvent.ApiVersion.
+type WebhookEndpointClientCertificateExpiringEventApiVersion string
+
+// WebhookEndpointClientCertificateExpiringEvent_Data_Object defines model for WebhookEndpointClientCertificateExpiringEvent.Data.Object.
+type WebhookEndpointClientCertificateExpiringEvent_Data_Object struct {
+	union json.RawMessage
+}
+
+// WebhookEndpointClientCertificateExpiringEventDataObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+type WebhookEndpointClientCertificateExpiringEventDataObjectTruncated bool
+
+// WebhookEndpointClientCertificateExpiringEventType defines model for WebhookEndpointClientCertificateExpiringEvent.Type.
+type WebhookEndpointClientCertificateExpiringEventType string
 
 // WebhookEndpointCreate defines model for WebhookEndpointCreate.
 type WebhookEndpointCreate struct {
@@ -5267,8 +5652,113 @@ type WebhookEndpointDeleted struct {
 // WebhookEndpointDeletedObject defines model for WebhookEndpointDeleted.Object.
 type WebhookEndpointDeletedObject string
 
+// WebhookEndpointDisabledEvent An endpoint was disabled: disabled_reason says why (manual, failing after 3 days of failures, receiver_requested by its receiver's answer, emergency_key_rotation). Never sent to that endpoint; "*" does not include it.
+type WebhookEndpointDisabledEvent struct {
+	ApiVersion WebhookEndpointDisabledEventApiVersion `json:"api_version"`
+	Data       struct {
+		Object WebhookEndpointDisabledEvent_Data_Object `json:"object"`
+
+		// ObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+		ObjectTruncated *WebhookEndpointDisabledEventDataObjectTruncated `json:"object_truncated,omitempty"`
+	} `json:"data"`
+
+	// Id Event id: `evt_` + 32 hex characters; the same on every attempt and resend.
+	Id string `json:"id"`
+
+	// OrganizationId The company the event belongs to (for ping, the endpoint's own company).
+	OrganizationId string `json:"organization_id"`
+
+	// Timestamp When the fact happened (UTC); unchanged between attempts: order by it.
+	Timestamp time.Time                        `json:"timestamp"`
+	Type      WebhookEndpointDisabledEventType `json:"type"`
+}
+
+// WebhookEndpointDisabledEventApiVersion defines model for WebhookEndpointDisabledEvent.ApiVersion.
+type WebhookEndpointDisabledEventApiVersion string
+
+// WebhookEndpointDisabledEvent_Data_Object defines model for WebhookEndpointDisabledEvent.Data.Object.
+type WebhookEndpointDisabledEvent_Data_Object struct {
+	union json.RawMessage
+}
+
+// WebhookEndpointDisabledEventDataObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+type WebhookEndpointDisabledEventDataObjectTruncated bool
+
+// WebhookEndpointDisabledEventType defines model for WebhookEndpointDisabledEvent.Type.
+type WebhookEndpointDisabledEventType string
+
 // WebhookEndpointDisabledReason defines model for WebhookEndpointDisabledReason.
 type WebhookEndpointDisabledReason string
+
+// WebhookEndpointEnabledEvent A disabled endpoint was enabled again (API, admin API or portal). Never sent to that endpoint; "*" does not include it.
+type WebhookEndpointEnabledEvent struct {
+	ApiVersion WebhookEndpointEnabledEventApiVersion `json:"api_version"`
+	Data       struct {
+		Object WebhookEndpointEnabledEvent_Data_Object `json:"object"`
+
+		// ObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+		ObjectTruncated *WebhookEndpointEnabledEventDataObjectTruncated `json:"object_truncated,omitempty"`
+	} `json:"data"`
+
+	// Id Event id: `evt_` + 32 hex characters; the same on every attempt and resend.
+	Id string `json:"id"`
+
+	// OrganizationId The company the event belongs to (for ping, the endpoint's own company).
+	OrganizationId string `json:"organization_id"`
+
+	// Timestamp When the fact happened (UTC); unchanged between attempts: order by it.
+	Timestamp time.Time                       `json:"timestamp"`
+	Type      WebhookEndpointEnabledEventType `json:"type"`
+}
+
+// WebhookEndpointEnabledEventApiVersion defines model for WebhookEndpointEnabledEvent.ApiVersion.
+type WebhookEndpointEnabledEventApiVersion string
+
+// WebhookEndpointEnabledEvent_Data_Object defines model for WebhookEndpointEnabledEvent.Data.Object.
+type WebhookEndpointEnabledEvent_Data_Object struct {
+	union json.RawMessage
+}
+
+// WebhookEndpointEnabledEventDataObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+type WebhookEndpointEnabledEventDataObjectTruncated bool
+
+// WebhookEndpointEnabledEventType defines model for WebhookEndpointEnabledEvent.Type.
+type WebhookEndpointEnabledEventType string
+
+// WebhookEndpointFailingEvent An endpoint's delivery failed after a success (or its first delivery failed): failing_since is set. Never sent to that endpoint; "*" does not include it.
+type WebhookEndpointFailingEvent struct {
+	ApiVersion WebhookEndpointFailingEventApiVersion `json:"api_version"`
+	Data       struct {
+		Object WebhookEndpointFailingEvent_Data_Object `json:"object"`
+
+		// ObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+		ObjectTruncated *WebhookEndpointFailingEventDataObjectTruncated `json:"object_truncated,omitempty"`
+	} `json:"data"`
+
+	// Id Event id: `evt_` + 32 hex characters; the same on every attempt and resend.
+	Id string `json:"id"`
+
+	// OrganizationId The company the event belongs to (for ping, the endpoint's own company).
+	OrganizationId string `json:"organization_id"`
+
+	// Timestamp When the fact happened (UTC); unchanged between attempts: order by it.
+	Timestamp time.Time                       `json:"timestamp"`
+	Type      WebhookEndpointFailingEventType `json:"type"`
+}
+
+// WebhookEndpointFailingEventApiVersion defines model for WebhookEndpointFailingEvent.ApiVersion.
+type WebhookEndpointFailingEventApiVersion string
+
+// WebhookEndpointFailingEvent_Data_Object defines model for WebhookEndpointFailingEvent.Data.Object.
+type WebhookEndpointFailingEvent_Data_Object struct {
+	union json.RawMessage
+}
+
+// WebhookEndpointFailingEventDataObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+type WebhookEndpointFailingEventDataObjectTruncated bool
+
+// WebhookEndpointFailingEventType defines model for WebhookEndpointFailingEvent.Type.
+type WebhookEndpointFailingEventType string
 
 // WebhookEndpointList defines model for WebhookEndpointList.
 type WebhookEndpointList struct {
@@ -5279,6 +5769,41 @@ type WebhookEndpointList struct {
 
 // WebhookEndpointListObject defines model for WebhookEndpointList.Object.
 type WebhookEndpointListObject string
+
+// WebhookEndpointRecoveredEvent A failing endpoint answered a delivery 2xx again: failing_since is null. Never sent to that endpoint; "*" does not include it.
+type WebhookEndpointRecoveredEvent struct {
+	ApiVersion WebhookEndpointRecoveredEventApiVersion `json:"api_version"`
+	Data       struct {
+		Object WebhookEndpointRecoveredEvent_Data_Object `json:"object"`
+
+		// ObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+		ObjectTruncated *WebhookEndpointRecoveredEventDataObjectTruncated `json:"object_truncated,omitempty"`
+	} `json:"data"`
+
+	// Id Event id: `evt_` + 32 hex characters; the same on every attempt and resend.
+	Id string `json:"id"`
+
+	// OrganizationId The company the event belongs to (for ping, the endpoint's own company).
+	OrganizationId string `json:"organization_id"`
+
+	// Timestamp When the fact happened (UTC); unchanged between attempts: order by it.
+	Timestamp time.Time                         `json:"timestamp"`
+	Type      WebhookEndpointRecoveredEventType `json:"type"`
+}
+
+// WebhookEndpointRecoveredEventApiVersion defines model for WebhookEndpointRecoveredEvent.ApiVersion.
+type WebhookEndpointRecoveredEventApiVersion string
+
+// WebhookEndpointRecoveredEvent_Data_Object defines model for WebhookEndpointRecoveredEvent.Data.Object.
+type WebhookEndpointRecoveredEvent_Data_Object struct {
+	union json.RawMessage
+}
+
+// WebhookEndpointRecoveredEventDataObjectTruncated Present, and true, only when data.object has only `object` and `id`: fetch it through the API.
+type WebhookEndpointRecoveredEventDataObjectTruncated bool
+
+// WebhookEndpointRecoveredEventType defines model for WebhookEndpointRecoveredEvent.Type.
+type WebhookEndpointRecoveredEventType string
 
 // WebhookEndpointStatus defines model for WebhookEndpointStatus.
 type WebhookEndpointStatus string
@@ -6176,6 +6701,78 @@ type OnTaskUpdatedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// OnWebhookDeliveryGivenUpParams defines parameters for OnWebhookDeliveryGivenUp.
+type OnWebhookDeliveryGivenUpParams struct {
+	// WebhookId The event id (`evt_` + 32 hex characters), the same as the body's `id` on every attempt and resend.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; changes per attempt.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's secret (base64 after `whsec_`), following Standard Webhooks. Several space-separated signatures while a rotated secret is in its grace period.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// OnWebhookEndpointClientCertificateExpiringParams defines parameters for OnWebhookEndpointClientCertificateExpiring.
+type OnWebhookEndpointClientCertificateExpiringParams struct {
+	// WebhookId The event id (`evt_` + 32 hex characters), the same as the body's `id` on every attempt and resend.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; changes per attempt.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's secret (base64 after `whsec_`), following Standard Webhooks. Several space-separated signatures while a rotated secret is in its grace period.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// OnWebhookEndpointDisabledParams defines parameters for OnWebhookEndpointDisabled.
+type OnWebhookEndpointDisabledParams struct {
+	// WebhookId The event id (`evt_` + 32 hex characters), the same as the body's `id` on every attempt and resend.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; changes per attempt.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's secret (base64 after `whsec_`), following Standard Webhooks. Several space-separated signatures while a rotated secret is in its grace period.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// OnWebhookEndpointEnabledParams defines parameters for OnWebhookEndpointEnabled.
+type OnWebhookEndpointEnabledParams struct {
+	// WebhookId The event id (`evt_` + 32 hex characters), the same as the body's `id` on every attempt and resend.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; changes per attempt.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's secret (base64 after `whsec_`), following Standard Webhooks. Several space-separated signatures while a rotated secret is in its grace period.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// OnWebhookEndpointFailingParams defines parameters for OnWebhookEndpointFailing.
+type OnWebhookEndpointFailingParams struct {
+	// WebhookId The event id (`evt_` + 32 hex characters), the same as the body's `id` on every attempt and resend.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; changes per attempt.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's secret (base64 after `whsec_`), following Standard Webhooks. Several space-separated signatures while a rotated secret is in its grace period.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// OnWebhookEndpointRecoveredParams defines parameters for OnWebhookEndpointRecovered.
+type OnWebhookEndpointRecoveredParams struct {
+	// WebhookId The event id (`evt_` + 32 hex characters), the same as the body's `id` on every attempt and resend.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; changes per attempt.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the endpoint's secret (base64 after `whsec_`), following Standard Webhooks. Several space-separated signatures while a rotated secret is in its grace period.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
 // CaptureLeadJSONRequestBody defines body for CaptureLead for application/json ContentType.
 type CaptureLeadJSONRequestBody = LeadCaptureCreate
 
@@ -6334,6 +6931,24 @@ type OnTaskDeletedJSONRequestBody = TaskDeletedEvent
 
 // OnTaskUpdatedJSONRequestBody defines body for OnTaskUpdated for application/json ContentType.
 type OnTaskUpdatedJSONRequestBody = TaskUpdatedEvent
+
+// OnWebhookDeliveryGivenUpJSONRequestBody defines body for OnWebhookDeliveryGivenUp for application/json ContentType.
+type OnWebhookDeliveryGivenUpJSONRequestBody = WebhookDeliveryGivenUpEvent
+
+// OnWebhookEndpointClientCertificateExpiringJSONRequestBody defines body for OnWebhookEndpointClientCertificateExpiring for application/json ContentType.
+type OnWebhookEndpointClientCertificateExpiringJSONRequestBody = WebhookEndpointClientCertificateExpiringEvent
+
+// OnWebhookEndpointDisabledJSONRequestBody defines body for OnWebhookEndpointDisabled for application/json ContentType.
+type OnWebhookEndpointDisabledJSONRequestBody = WebhookEndpointDisabledEvent
+
+// OnWebhookEndpointEnabledJSONRequestBody defines body for OnWebhookEndpointEnabled for application/json ContentType.
+type OnWebhookEndpointEnabledJSONRequestBody = WebhookEndpointEnabledEvent
+
+// OnWebhookEndpointFailingJSONRequestBody defines body for OnWebhookEndpointFailing for application/json ContentType.
+type OnWebhookEndpointFailingJSONRequestBody = WebhookEndpointFailingEvent
+
+// OnWebhookEndpointRecoveredJSONRequestBody defines body for OnWebhookEndpointRecovered for application/json ContentType.
+type OnWebhookEndpointRecoveredJSONRequestBody = WebhookEndpointRecoveredEvent
 
 // AsClientRecord returns the union data inside the ClientCreatedEvent_Data_Object as a ClientRecord
 func (t ClientCreatedEvent_Data_Object) AsClientRecord() (ClientRecord, error) {
@@ -8541,6 +9156,378 @@ func (t TaskUpdatedEvent_Data_Object) MarshalJSON() ([]byte, error) {
 }
 
 func (t *TaskUpdatedEvent_Data_Object) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWebhookDelivery returns the union data inside the WebhookDeliveryGivenUpEvent_Data_Object as a WebhookDelivery
+func (t WebhookDeliveryGivenUpEvent_Data_Object) AsWebhookDelivery() (WebhookDelivery, error) {
+	var body WebhookDelivery
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDelivery overwrites any union data inside the WebhookDeliveryGivenUpEvent_Data_Object as the provided WebhookDelivery
+func (t *WebhookDeliveryGivenUpEvent_Data_Object) FromWebhookDelivery(v WebhookDelivery) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDelivery performs a merge with any union data inside the WebhookDeliveryGivenUpEvent_Data_Object, using the provided WebhookDelivery
+func (t *WebhookDeliveryGivenUpEvent_Data_Object) MergeWebhookDelivery(v WebhookDelivery) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectSummary returns the union data inside the WebhookDeliveryGivenUpEvent_Data_Object as a ObjectSummary
+func (t WebhookDeliveryGivenUpEvent_Data_Object) AsObjectSummary() (ObjectSummary, error) {
+	var body ObjectSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectSummary overwrites any union data inside the WebhookDeliveryGivenUpEvent_Data_Object as the provided ObjectSummary
+func (t *WebhookDeliveryGivenUpEvent_Data_Object) FromObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectSummary performs a merge with any union data inside the WebhookDeliveryGivenUpEvent_Data_Object, using the provided ObjectSummary
+func (t *WebhookDeliveryGivenUpEvent_Data_Object) MergeObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookDeliveryGivenUpEvent_Data_Object) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookDeliveryGivenUpEvent_Data_Object) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the WebhookEndpointClientCertificateExpiringEvent_Data_Object as a WebhookEndpoint
+func (t WebhookEndpointClientCertificateExpiringEvent_Data_Object) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the WebhookEndpointClientCertificateExpiringEvent_Data_Object as the provided WebhookEndpoint
+func (t *WebhookEndpointClientCertificateExpiringEvent_Data_Object) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the WebhookEndpointClientCertificateExpiringEvent_Data_Object, using the provided WebhookEndpoint
+func (t *WebhookEndpointClientCertificateExpiringEvent_Data_Object) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectSummary returns the union data inside the WebhookEndpointClientCertificateExpiringEvent_Data_Object as a ObjectSummary
+func (t WebhookEndpointClientCertificateExpiringEvent_Data_Object) AsObjectSummary() (ObjectSummary, error) {
+	var body ObjectSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectSummary overwrites any union data inside the WebhookEndpointClientCertificateExpiringEvent_Data_Object as the provided ObjectSummary
+func (t *WebhookEndpointClientCertificateExpiringEvent_Data_Object) FromObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectSummary performs a merge with any union data inside the WebhookEndpointClientCertificateExpiringEvent_Data_Object, using the provided ObjectSummary
+func (t *WebhookEndpointClientCertificateExpiringEvent_Data_Object) MergeObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEndpointClientCertificateExpiringEvent_Data_Object) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEndpointClientCertificateExpiringEvent_Data_Object) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the WebhookEndpointDisabledEvent_Data_Object as a WebhookEndpoint
+func (t WebhookEndpointDisabledEvent_Data_Object) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the WebhookEndpointDisabledEvent_Data_Object as the provided WebhookEndpoint
+func (t *WebhookEndpointDisabledEvent_Data_Object) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the WebhookEndpointDisabledEvent_Data_Object, using the provided WebhookEndpoint
+func (t *WebhookEndpointDisabledEvent_Data_Object) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectSummary returns the union data inside the WebhookEndpointDisabledEvent_Data_Object as a ObjectSummary
+func (t WebhookEndpointDisabledEvent_Data_Object) AsObjectSummary() (ObjectSummary, error) {
+	var body ObjectSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectSummary overwrites any union data inside the WebhookEndpointDisabledEvent_Data_Object as the provided ObjectSummary
+func (t *WebhookEndpointDisabledEvent_Data_Object) FromObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectSummary performs a merge with any union data inside the WebhookEndpointDisabledEvent_Data_Object, using the provided ObjectSummary
+func (t *WebhookEndpointDisabledEvent_Data_Object) MergeObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEndpointDisabledEvent_Data_Object) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEndpointDisabledEvent_Data_Object) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the WebhookEndpointEnabledEvent_Data_Object as a WebhookEndpoint
+func (t WebhookEndpointEnabledEvent_Data_Object) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the WebhookEndpointEnabledEvent_Data_Object as the provided WebhookEndpoint
+func (t *WebhookEndpointEnabledEvent_Data_Object) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the WebhookEndpointEnabledEvent_Data_Object, using the provided WebhookEndpoint
+func (t *WebhookEndpointEnabledEvent_Data_Object) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectSummary returns the union data inside the WebhookEndpointEnabledEvent_Data_Object as a ObjectSummary
+func (t WebhookEndpointEnabledEvent_Data_Object) AsObjectSummary() (ObjectSummary, error) {
+	var body ObjectSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectSummary overwrites any union data inside the WebhookEndpointEnabledEvent_Data_Object as the provided ObjectSummary
+func (t *WebhookEndpointEnabledEvent_Data_Object) FromObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectSummary performs a merge with any union data inside the WebhookEndpointEnabledEvent_Data_Object, using the provided ObjectSummary
+func (t *WebhookEndpointEnabledEvent_Data_Object) MergeObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEndpointEnabledEvent_Data_Object) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEndpointEnabledEvent_Data_Object) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the WebhookEndpointFailingEvent_Data_Object as a WebhookEndpoint
+func (t WebhookEndpointFailingEvent_Data_Object) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the WebhookEndpointFailingEvent_Data_Object as the provided WebhookEndpoint
+func (t *WebhookEndpointFailingEvent_Data_Object) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the WebhookEndpointFailingEvent_Data_Object, using the provided WebhookEndpoint
+func (t *WebhookEndpointFailingEvent_Data_Object) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectSummary returns the union data inside the WebhookEndpointFailingEvent_Data_Object as a ObjectSummary
+func (t WebhookEndpointFailingEvent_Data_Object) AsObjectSummary() (ObjectSummary, error) {
+	var body ObjectSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectSummary overwrites any union data inside the WebhookEndpointFailingEvent_Data_Object as the provided ObjectSummary
+func (t *WebhookEndpointFailingEvent_Data_Object) FromObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectSummary performs a merge with any union data inside the WebhookEndpointFailingEvent_Data_Object, using the provided ObjectSummary
+func (t *WebhookEndpointFailingEvent_Data_Object) MergeObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEndpointFailingEvent_Data_Object) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEndpointFailingEvent_Data_Object) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the WebhookEndpointRecoveredEvent_Data_Object as a WebhookEndpoint
+func (t WebhookEndpointRecoveredEvent_Data_Object) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the WebhookEndpointRecoveredEvent_Data_Object as the provided WebhookEndpoint
+func (t *WebhookEndpointRecoveredEvent_Data_Object) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the WebhookEndpointRecoveredEvent_Data_Object, using the provided WebhookEndpoint
+func (t *WebhookEndpointRecoveredEvent_Data_Object) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectSummary returns the union data inside the WebhookEndpointRecoveredEvent_Data_Object as a ObjectSummary
+func (t WebhookEndpointRecoveredEvent_Data_Object) AsObjectSummary() (ObjectSummary, error) {
+	var body ObjectSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectSummary overwrites any union data inside the WebhookEndpointRecoveredEvent_Data_Object as the provided ObjectSummary
+func (t *WebhookEndpointRecoveredEvent_Data_Object) FromObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectSummary performs a merge with any union data inside the WebhookEndpointRecoveredEvent_Data_Object, using the provided ObjectSummary
+func (t *WebhookEndpointRecoveredEvent_Data_Object) MergeObjectSummary(v ObjectSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEndpointRecoveredEvent_Data_Object) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEndpointRecoveredEvent_Data_Object) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -45461,6 +46448,36 @@ type WebhookInitiatorInterface interface {
 	OnTaskUpdatedWithBody(ctx context.Context, targetURL string, params *OnTaskUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	OnTaskUpdated(ctx context.Context, targetURL string, params *OnTaskUpdatedParams, body OnTaskUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnWebhookDeliveryGivenUpWithBody fires the webhook_delivery.given_up webhook with any body
+	OnWebhookDeliveryGivenUpWithBody(ctx context.Context, targetURL string, params *OnWebhookDeliveryGivenUpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	OnWebhookDeliveryGivenUp(ctx context.Context, targetURL string, params *OnWebhookDeliveryGivenUpParams, body OnWebhookDeliveryGivenUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnWebhookEndpointClientCertificateExpiringWithBody fires the webhook_endpoint.client_certificate_expiring webhook with any body
+	OnWebhookEndpointClientCertificateExpiringWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointClientCertificateExpiringParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	OnWebhookEndpointClientCertificateExpiring(ctx context.Context, targetURL string, params *OnWebhookEndpointClientCertificateExpiringParams, body OnWebhookEndpointClientCertificateExpiringJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnWebhookEndpointDisabledWithBody fires the webhook_endpoint.disabled webhook with any body
+	OnWebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	OnWebhookEndpointDisabled(ctx context.Context, targetURL string, params *OnWebhookEndpointDisabledParams, body OnWebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnWebhookEndpointEnabledWithBody fires the webhook_endpoint.enabled webhook with any body
+	OnWebhookEndpointEnabledWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointEnabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	OnWebhookEndpointEnabled(ctx context.Context, targetURL string, params *OnWebhookEndpointEnabledParams, body OnWebhookEndpointEnabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnWebhookEndpointFailingWithBody fires the webhook_endpoint.failing webhook with any body
+	OnWebhookEndpointFailingWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointFailingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	OnWebhookEndpointFailing(ctx context.Context, targetURL string, params *OnWebhookEndpointFailingParams, body OnWebhookEndpointFailingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnWebhookEndpointRecoveredWithBody fires the webhook_endpoint.recovered webhook with any body
+	OnWebhookEndpointRecoveredWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointRecoveredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	OnWebhookEndpointRecovered(ctx context.Context, targetURL string, params *OnWebhookEndpointRecoveredParams, body OnWebhookEndpointRecoveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 func (p *WebhookInitiator) OnClientCreatedWithBody(ctx context.Context, targetURL string, params *OnClientCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -46221,6 +47238,150 @@ func (p *WebhookInitiator) OnTaskUpdatedWithBody(ctx context.Context, targetURL 
 
 func (p *WebhookInitiator) OnTaskUpdated(ctx context.Context, targetURL string, params *OnTaskUpdatedParams, body OnTaskUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOnTaskUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookDeliveryGivenUpWithBody(ctx context.Context, targetURL string, params *OnWebhookDeliveryGivenUpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookDeliveryGivenUpWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookDeliveryGivenUp(ctx context.Context, targetURL string, params *OnWebhookDeliveryGivenUpParams, body OnWebhookDeliveryGivenUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookDeliveryGivenUpWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointClientCertificateExpiringWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointClientCertificateExpiringParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointClientCertificateExpiringWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointClientCertificateExpiring(ctx context.Context, targetURL string, params *OnWebhookEndpointClientCertificateExpiringParams, body OnWebhookEndpointClientCertificateExpiringJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointClientCertificateExpiringWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointDisabledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointDisabled(ctx context.Context, targetURL string, params *OnWebhookEndpointDisabledParams, body OnWebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointDisabledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointEnabledWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointEnabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointEnabledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointEnabled(ctx context.Context, targetURL string, params *OnWebhookEndpointEnabledParams, body OnWebhookEndpointEnabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointEnabledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointFailingWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointFailingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointFailingWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointFailing(ctx context.Context, targetURL string, params *OnWebhookEndpointFailingParams, body OnWebhookEndpointFailingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointFailingWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointRecoveredWithBody(ctx context.Context, targetURL string, params *OnWebhookEndpointRecoveredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointRecoveredWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) OnWebhookEndpointRecovered(ctx context.Context, targetURL string, params *OnWebhookEndpointRecoveredParams, body OnWebhookEndpointRecoveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnWebhookEndpointRecoveredWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -48135,6 +49296,372 @@ func NewOnTaskUpdatedWebhookRequest(targetURL string, params *OnTaskUpdatedParam
 
 // NewOnTaskUpdatedWebhookRequestWithBody builds a POST request for the task.updated webhook with any body
 func NewOnTaskUpdatedWebhookRequestWithBody(targetURL string, params *OnTaskUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewOnWebhookDeliveryGivenUpWebhookRequest builds a application/json POST request for the webhook_delivery.given_up webhook
+func NewOnWebhookDeliveryGivenUpWebhookRequest(targetURL string, params *OnWebhookDeliveryGivenUpParams, body OnWebhookDeliveryGivenUpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnWebhookDeliveryGivenUpWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewOnWebhookDeliveryGivenUpWebhookRequestWithBody builds a POST request for the webhook_delivery.given_up webhook with any body
+func NewOnWebhookDeliveryGivenUpWebhookRequestWithBody(targetURL string, params *OnWebhookDeliveryGivenUpParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewOnWebhookEndpointClientCertificateExpiringWebhookRequest builds a application/json POST request for the webhook_endpoint.client_certificate_expiring webhook
+func NewOnWebhookEndpointClientCertificateExpiringWebhookRequest(targetURL string, params *OnWebhookEndpointClientCertificateExpiringParams, body OnWebhookEndpointClientCertificateExpiringJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnWebhookEndpointClientCertificateExpiringWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewOnWebhookEndpointClientCertificateExpiringWebhookRequestWithBody builds a POST request for the webhook_endpoint.client_certificate_expiring webhook with any body
+func NewOnWebhookEndpointClientCertificateExpiringWebhookRequestWithBody(targetURL string, params *OnWebhookEndpointClientCertificateExpiringParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewOnWebhookEndpointDisabledWebhookRequest builds a application/json POST request for the webhook_endpoint.disabled webhook
+func NewOnWebhookEndpointDisabledWebhookRequest(targetURL string, params *OnWebhookEndpointDisabledParams, body OnWebhookEndpointDisabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnWebhookEndpointDisabledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewOnWebhookEndpointDisabledWebhookRequestWithBody builds a POST request for the webhook_endpoint.disabled webhook with any body
+func NewOnWebhookEndpointDisabledWebhookRequestWithBody(targetURL string, params *OnWebhookEndpointDisabledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewOnWebhookEndpointEnabledWebhookRequest builds a application/json POST request for the webhook_endpoint.enabled webhook
+func NewOnWebhookEndpointEnabledWebhookRequest(targetURL string, params *OnWebhookEndpointEnabledParams, body OnWebhookEndpointEnabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnWebhookEndpointEnabledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewOnWebhookEndpointEnabledWebhookRequestWithBody builds a POST request for the webhook_endpoint.enabled webhook with any body
+func NewOnWebhookEndpointEnabledWebhookRequestWithBody(targetURL string, params *OnWebhookEndpointEnabledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewOnWebhookEndpointFailingWebhookRequest builds a application/json POST request for the webhook_endpoint.failing webhook
+func NewOnWebhookEndpointFailingWebhookRequest(targetURL string, params *OnWebhookEndpointFailingParams, body OnWebhookEndpointFailingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnWebhookEndpointFailingWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewOnWebhookEndpointFailingWebhookRequestWithBody builds a POST request for the webhook_endpoint.failing webhook with any body
+func NewOnWebhookEndpointFailingWebhookRequestWithBody(targetURL string, params *OnWebhookEndpointFailingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewOnWebhookEndpointRecoveredWebhookRequest builds a application/json POST request for the webhook_endpoint.recovered webhook
+func NewOnWebhookEndpointRecoveredWebhookRequest(targetURL string, params *OnWebhookEndpointRecoveredParams, body OnWebhookEndpointRecoveredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnWebhookEndpointRecoveredWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewOnWebhookEndpointRecoveredWebhookRequestWithBody builds a POST request for the webhook_endpoint.recovered webhook with any body
+func NewOnWebhookEndpointRecoveredWebhookRequestWithBody(targetURL string, params *OnWebhookEndpointRecoveredParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -112,9 +112,15 @@ func (s *Server) eventTypes() []string {
 
 type cat struct{ schemas map[string]map[string]any }
 
-// resolve follows a local $ref.
+// resolve follows a local $ref, and a lone allOf.
 func (c cat) resolve(s map[string]any) map[string]any {
 	for range maxDepth {
+		// A member that documents a referenced schema wraps it in a
+		// one-element allOf (http/openapi): that schema.
+		if all := asSlice(s["allOf"]); len(all) == 1 {
+			s = asMap(all[0])
+			continue
+		}
 		ref, ok := s["$ref"].(string)
 		if !ok {
 			return s

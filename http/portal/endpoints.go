@@ -294,7 +294,7 @@ func done(id, what string) *result {
 }
 
 func (s *Server) enableEndpoint(c *call) (*result, error) {
-	e, err := webhooks.Enable(c.ctx, c.tx, c.r.PathValue("id"), c.actor.Subscriber(), c.actor.Access(), c.now)
+	e, err := webhooks.Enable(c.ctx, c.unit, c.r.PathValue("id"), c.actor.Subscriber(), c.actor.Access())
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func (s *Server) enableEndpoint(c *call) (*result, error) {
 }
 
 func (s *Server) disableEndpoint(c *call) (*result, error) {
-	e, err := webhooks.Disable(c.ctx, c.tx, c.r.PathValue("id"), c.now)
+	e, err := webhooks.Disable(c.ctx, c.unit, c.r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}

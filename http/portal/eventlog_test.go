@@ -2,6 +2,8 @@ package portal_test
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +55,40 @@ func TestThePortalListsTheEventHistory(t *testing.T) {
 	}
 	if p := nb.get(t, "/portal/events/log/"+fin); p.status != 404 {
 		t.Errorf("a finance event by id without finance:read: %d", p.status)
+	}
+}
+
+// Issue 27 item 1 in the portal: the endpoint form offers the operational
+// families beside the others, an endpoint subscribes to them through it,
+// and disabling and enabling an endpoint in the portal records
+// webhook_endpoint.disabled and .enabled, which the event history shows
+// (the session's key reads webhooks).
+func TestThePortalSubscribesToAndShowsTheOperationalEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpkit.APIOptions{})
+	b := newBrowser(t, e.api.URL)
+	b.login(t, e.link(t, "manage_endpoints"))
+	form := b.get(t, "/portal/endpoints/new?lang=en")
+	for _, want := range []string{`value="webhook_endpoint.*"`, `value="webhook_delivery.given_up"`, `value="webhook_endpoint.disabled"`} {
+		if !strings.Contains(form.body, want) {
+			t.Errorf("the endpoint form has no %s", want)
+		}
+	}
+	created := b.post(t, "/portal/endpoints", url.Values{"csrf": {b.csrf(t)}, "url": {"https://hooks.example.com/monitor"},
+		"events": {"webhook_endpoint.*", "webhook_delivery.*"}})
+	if created.status != 200 || !strings.Contains(created.body, "whsec_") {
+		t.Fatalf("a monitor endpoint: %d\n%s", created.status, created.body)
+	}
+	ep := e.api.Do(t, httpkit.Req{Method: "POST", Path: "/webhook_endpoints", Key: e.key,
+		Body: map[string]any{"url": "https://hooks.example.com/erp", "events": []string{"sale.*"}}}).Body["id"].(string)
+	for _, action := range []string{"disable", "enable"} {
+		if p := b.post(t, "/portal/endpoints/"+ep+"/"+action, url.Values{"csrf": {b.csrf(t)}}); p.status != http.StatusSeeOther {
+			t.Fatalf("%s: %d\n%s", action, p.status, p.body)
+		}
+	}
+	p := b.get(t, "/portal/events/log?type=webhook_endpoint.*")
+	if p.status != 200 || !strings.Contains(p.body, "webhook_endpoint.disabled") || !strings.Contains(p.body, "webhook_endpoint.enabled") ||
+		!strings.Contains(p.body, ep) {
+		t.Errorf("the history of webhook_endpoint.*: %d, want the two events about %s:\n%s", p.status, ep, p.body)
 	}
 }

@@ -160,22 +160,26 @@ func TestEventsFilters(t *testing.T) {
 
 // Issue 26 item 1, permission trimming: a key sees only the events of the
 // modules it may read, as a subscription would — without finance:read no
-// financial_transaction event, listed or by id; without events:read, none.
+// financial_transaction event, listed or by id; without webhooks:read no
+// operational event (issue 27); without events:read, none.
 func TestEventsAreTrimmedToTheModulesTheKeyMayRead(t *testing.T) {
 	t.Parallel()
 	e := newEventsEnv(t)
 	sale := e.record(t, "sale.created", "sal_1")
 	fin := e.record(t, "financial_transaction.created", "fin_1")
 	stock := e.record(t, "stock.changed", "stk_1")
-	all := e.co.OwnerKey(t, "events:read", "sales:read", "finance:read", "products:read")
+	disabled := e.record(t, "webhook_endpoint.disabled", "we_1")
+	all := e.co.OwnerKey(t, "events:read", "sales:read", "finance:read", "products:read", "webhooks:read")
 	noFinance := e.co.OwnerKey(t, "events:read", "sales:read", "products:read")
 	for _, tc := range []struct {
 		name, key string
 		want      []string
 	}{
-		{"every module", all, reversed(sale, fin, stock)},
-		{"no finance:read", noFinance, reversed(sale, stock)},
+		{"every module", all, reversed(sale, fin, stock, disabled)},
+		{"no finance:read (nor webhooks:read)", noFinance, reversed(sale, stock)},
 		{"no finance:read, asking for finance", noFinance + "|type=financial_transaction.*", nil},
+		{"the operational events need webhooks:read", all + "|type=webhook_endpoint.*", []string{disabled}},
+		{"without it, none", noFinance + "|type=webhook_endpoint.disabled", nil},
 	} {
 		key, query, _ := cut(tc.key)
 		got, _, r := e.list(t, key, query)

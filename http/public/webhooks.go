@@ -122,7 +122,7 @@ func (s *Server) deleteWebhookEndpoint(ctx context.Context, c *Call[any]) (webho
 
 func (s *Server) enableWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpoint, error) {
 	p := c.P
-	return endpointView(webhooks.Enable(ctx, c.W.Tx, c.Path("id"), subscriber(p), webhookAccess(p), c.W.At))
+	return endpointView(webhooks.Enable(ctx, c.W, c.Path("id"), subscriber(p), webhookAccess(p)))
 }
 
 func (s *Server) disableWebhookEndpoint(ctx context.Context, c *Call[any]) (webhooks.WebhookEndpoint, error) {
@@ -130,7 +130,7 @@ func (s *Server) disableWebhookEndpoint(ctx context.Context, c *Call[any]) (webh
 	if err := webhookManager(p); err != nil {
 		return webhooks.WebhookEndpoint{}, err
 	}
-	return endpointView(webhooks.Disable(ctx, c.W.Tx, c.Path("id"), c.W.At))
+	return endpointView(webhooks.Disable(ctx, c.W, c.Path("id")))
 }
 
 func (s *Server) rotateWebhookSecret(ctx context.Context, c *Call[webhooks.WebhookSecretRotation]) (webhooks.WebhookEndpoint, error) {

@@ -150,8 +150,10 @@ func TestAPrivateAddressIsRefusedNamingTheDevelopmentSetting(t *testing.T) {
 }
 
 // Spec 4.6: only owners and admins, reads included; 5.4: <module>:read per
-// subscribed module (all for *); sale.* needs only sales:read;
-// financial_transaction.* needs finance:read.
+// subscribed module (all for *, but webhooks: "*" leaves the operational
+// events out, decision 0037); sale.* needs only sales:read;
+// financial_transaction.* needs finance:read; the operational events
+// webhooks:read.
 func TestWebhookRolesAndModulePermissions(t *testing.T) {
 	t.Parallel()
 	api, _ := webhookAPI(t)
@@ -192,7 +194,11 @@ func TestWebhookRolesAndModulePermissions(t *testing.T) {
 		{"financial_transaction.* with finance:read", []string{"webhooks:create", "finance:read"}, []string{"financial_transaction.*"}, 201, ""},
 		{"stock.changed is the products module", []string{"webhooks:create", "products:read"}, []string{"stock.changed"}, 201, ""},
 		{"* needs every module", append([]string{"webhooks:create"}, allReads[1:]...), []string{"*"}, 403, "permission_missing"},
-		{"* with every module", append([]string{"webhooks:create"}, allReads...), []string{"*"}, 201, ""},
+		{"* with every module (no webhooks:read: * leaves the operational events out)", append([]string{"webhooks:create"}, allReads...), []string{"*"}, 201, ""},
+		{"webhook_endpoint.* needs webhooks:read", append([]string{"webhooks:create"}, allReads...), []string{"webhook_endpoint.*"}, 403, "permission_missing"},
+		{"webhook_delivery.given_up needs webhooks:read", []string{"webhooks:create", "sales:read"}, []string{"sale.*", "webhook_delivery.given_up"}, 403, "permission_missing"},
+		{"webhook_endpoint.* with webhooks:read", []string{"webhooks:create", "webhooks:read"}, []string{"webhook_endpoint.*"}, 201, ""},
+		{"the operational events beside others", []string{"webhooks:create", "webhooks:read", "sales:read"}, []string{"sale.paid", "webhook_endpoint.disabled", "webhook_delivery.*"}, 201, ""},
 		{"no webhooks:create", allReads, []string{"*"}, 403, "permission_missing"},
 	} {
 		r := createEndpoint(t, api, co.Key(t, admin, tc.perms...).Secret, tc.events...)

@@ -17,6 +17,7 @@ import (
 	"oficina/ops/sweep"
 	"oficina/schema/sales"
 	"oficina/schema/service"
+	"oficina/schema/webhooks"
 	"oficina/streams"
 	"oficina/streams/jsconfig"
 	"oficina/tenant/ratelimit"
@@ -93,7 +94,8 @@ func processID() string {
 }
 
 // startSweeper runs the retention clean-ups of the API's own records
-// (expired idempotency records) until the returned stop is called.
+// (expired idempotency records) and the automatic routines (sales overdue,
+// client certificates about to expire) until the returned stop is called.
 func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -105,11 +107,18 @@ func (s *Stack) startSweeper(ctx context.Context) (stop func()) {
 	// company's time zone). Their events come summarized (spec 6.3 rule 5);
 	// each company's run is a write unit, published after its commit.
 	wr := &streams.Writer{DB: s.workers, Publisher: s.events.publisher()}
+	// The warning before an endpoint's client certificate expires, once per
+	// certificate, is the other routine: nothing else notices time passing.
 	routines := &sweep.Runner{Base: service.Base{Log: s.log}, Interval: 15 * time.Minute, Tasks: []sweep.Task{{
 		Name: "sales overdue",
 		Sweep: func(ctx context.Context, now time.Time) (int, error) {
 			res, err := sales.MarkOverdueAll(ctx, wr, s.workers, now)
 			return res.Sales + res.Installments, err
+		},
+	}, {
+		Name: "client certificates expiring",
+		Sweep: func(ctx context.Context, now time.Time) (int, error) {
+			return webhooks.WarnExpiringCertificatesAll(ctx, wr, s.workers, now)
 		},
 	}}}
 	wg.Go(func() { _ = routines.Run(ctx) })

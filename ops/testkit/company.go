@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -49,6 +50,18 @@ func (c *Company) Tx(t testing.TB, fn func(ctx context.Context, tx bun.Tx) error
 	t.Helper()
 	if err := tenant.Tx(context.Background(), c.DB, c.Company.ID, fn); err != nil {
 		t.Fatalf("testkit: tx: %v", err)
+	}
+}
+
+// Write runs fn as a write unit of the company made in the dashboard by
+// its owner, failing the test on error. No publisher vouches for it: the
+// events fn records wait in the backlog for a relay.
+func (c *Company) Write(t testing.TB, fn func(ctx context.Context, w *streams.Write) error) {
+	t.Helper()
+	wr := &streams.Writer{DB: c.DB}
+	u := streams.Unit{CompanyID: c.Company.ID, Actor: streams.Actor{Kind: streams.ActorDashboard, MemberID: c.Owner.ID}}
+	if err := wr.Run(context.Background(), u, fn); err != nil {
+		t.Fatalf("testkit: write: %v", err)
 	}
 }
 

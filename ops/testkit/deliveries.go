@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/uptrace/bun"
 
 	"oficina/streams"
@@ -93,4 +94,14 @@ func (c *Company) AgeBacklog(t testing.TB, by time.Duration) {
 	if err != nil {
 		t.Fatalf("testkit: age backlog: %v", err)
 	}
+}
+
+// Relay runs, until the test ends, a relay of the companies' backlog to js
+// without its minimum age: what a write left there with no publisher
+// vouching for it (a test's own write unit, the dispatcher's operational
+// events) is published within a round or two.
+func Relay(t testing.TB, js jetstream.JetStream, companies ...string) {
+	t.Helper()
+	r := &streams.Relay{DB: WorkerDB(t), JS: js, MinAge: -1, Interval: 20 * time.Millisecond, Only: companies}
+	Background(t, "relay", r.Run)
 }

@@ -3,18 +3,19 @@
 // streams.EventType); this package, above the modules, assembles them with
 // the family → permission module table. Subscription validation
 // (schema/webhooks), the subscription permissions (http/public), dispatch's
-// access check before each send, docs/events.md (generated here) and the
-// OpenAPI webhooks section all read it, so a name is subscribable exactly
+// access check before each send, docs/events.md and the OpenAPI webhooks
+// section all read it — schema/webhooks, which the table imports, through
+// schema/eventnames, generated here — so a name is subscribable exactly
 // when a module declares it.
 package events
 
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"sync"
 
 	"oficina/schema/clients"
+	"oficina/schema/eventnames"
 	"oficina/schema/finance"
 	"oficina/schema/ids"
 	"oficina/schema/orders"
@@ -22,23 +23,19 @@ import (
 	"oficina/schema/quotes"
 	"oficina/schema/sales"
 	"oficina/schema/tasks"
+	"oficina/schema/webhooks"
 	"oficina/streams"
 )
 
 //go:generate go run ./internal/gen
 
-// Family is an event family (the part of a name before the dot) and the
-// permission module whose read access its subscribers need (spec 5.4, 6.3
-// rule 6).
-type Family struct {
-	Name   string // "stock"
-	Module string // "products"
-}
-
-// Families lists the event families, sorted by name. Stock movements belong
-// to the products module; financial entries to finance.
-func Families() []Family {
-	return []Family{
+// Families lists the event families and the module each needs, sorted by
+// name: the table's second half. Stock movements belong to the products
+// module; financial entries to finance; the operational families, about
+// the webhooks themselves, to webhooks, and "*" leaves them out
+// (decision 0037).
+func Families() []eventnames.Family {
+	return []eventnames.Family{
 		{Name: "client", Module: "clients"},
 		{Name: "financial_transaction", Module: "finance"},
 		{Name: "product", Module: "products"},
@@ -48,6 +45,8 @@ func Families() []Family {
 		{Name: "service_order", Module: "service_orders"},
 		{Name: "stock", Module: "products"},
 		{Name: "task", Module: "tasks"},
+		{Name: "webhook_delivery", Module: "webhooks", Operational: true},
+		{Name: "webhook_endpoint", Module: "webhooks", Operational: true},
 	}
 }
 
@@ -63,40 +62,26 @@ var table = sync.OnceValue(func() catalogue {
 	var all []streams.EventType
 	for _, list := range [][]streams.EventType{
 		clients.EventTypes(), finance.EventTypes(), orders.EventTypes(), products.EventTypes(),
-		quotes.EventTypes(), sales.EventTypes(), tasks.EventTypes(),
+		quotes.EventTypes(), sales.EventTypes(), tasks.EventTypes(), webhooks.EventTypes(),
 	} {
 		all = append(all, list...)
 	}
 	slices.SortFunc(all, func(a, b streams.EventType) int { return cmp.Compare(a.Name, b.Name) })
-	c := catalogue{types: all, byName: make(map[string]streams.EventType, len(all)), modules: map[string]string{}}
+	c := catalogue{types: all, byName: make(map[string]streams.EventType, len(all))}
 	for _, t := range all {
 		c.byName[t.Name] = t
-	}
-	for _, f := range Families() {
-		c.modules[f.Name] = f.Module
 	}
 	return c
 })
 
 type catalogue struct {
-	types   []streams.EventType
-	byName  map[string]streams.EventType
-	modules map[string]string // family → permission module
+	types  []streams.EventType
+	byName map[string]streams.EventType
 }
 
 // Catalogue returns every subscribable event type, sorted by name.
 func Catalogue() []streams.EventType {
 	return slices.Clone(table().types)
-}
-
-// Names returns the subscribable event names, sorted.
-func Names() []string {
-	ts := table().types
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Name
-	}
-	return out
 }
 
 // Lookup returns the catalogued event type of that name.
@@ -105,43 +90,26 @@ func Lookup(name string) (streams.EventType, bool) {
 	return t, ok
 }
 
+// The name-level answers below come from schema/eventnames, generated from
+// this table for schema/webhooks, which the table imports (decision 0037):
+// every package asks the same data, and TestTheGeneratedNamesAreTheTables
+// fails when it and the table differ.
+
+// Names returns the subscribable event names, sorted.
+func Names() []string { return eventnames.Names() }
+
 // Subscribable reports whether name may appear in an endpoint's events:
 // "*", a catalogued name, or a family wildcard such as "sale.*".
-func Subscribable(name string) bool {
-	if name == streams.SubscribeAll {
-		return true
-	}
-	if _, ok := Lookup(name); ok {
-		return true
-	}
-	fam, ok := strings.CutSuffix(name, ".*")
-	_, known := table().modules[fam]
-	return ok && known
-}
+func Subscribable(name string) bool { return eventnames.Subscribable(name) }
 
 // ModuleOf is the permission module of an event type or subscription name
 // ("sale.paid" and "sale.*" are both "sales"); "" when it has none (ping).
-func ModuleOf(name string) string {
-	return table().modules[streams.Family(name)]
-}
+func ModuleOf(name string) string { return eventnames.ModuleOf(name) }
+
+// Operational reports whether name is of an operational family.
+func Operational(name string) bool { return eventnames.Operational(name) }
 
 // SubscriptionModules are the modules whose read access a subscription to
-// names needs, sorted and without duplicates: every module with events for
-// "*" (spec 5.4: "all modules for *").
-func SubscriptionModules(names []string) []string {
-	var out []string
-	for _, n := range names {
-		if n == streams.SubscribeAll {
-			out = out[:0]
-			for _, f := range Families() {
-				out = append(out, f.Module)
-			}
-			break
-		}
-		if m := ModuleOf(n); m != "" {
-			out = append(out, m)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+// names needs, sorted and without duplicates: for "*", every module with
+// events but the operational families' (spec 5.4: "all modules for *").
+func SubscriptionModules(names []string) []string { return eventnames.SubscriptionModules(names) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"oficina/schema/eventnames"
 	"oficina/schema/events"
 	"oficina/streams"
 	"oficina/tenant"
@@ -158,5 +159,32 @@ func TestEventsDocMatchesTheTable(t *testing.T) {
 		if !strings.Contains(string(doc), "| `"+n+"` |") {
 			t.Errorf("docs/events.md has no row for %s", n)
 		}
+	}
+}
+
+// Decision 0037: schema/eventnames holds the table's names and families
+// for schema/webhooks (which the table imports) and answers for every
+// package; a module's new event, or a family changed, without
+// `go generate ./schema/events` fails here.
+func TestTheGeneratedNamesAreTheTables(t *testing.T) {
+	t.Parallel()
+	src, err := events.NamesSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(events.NamesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(src) != string(file) {
+		t.Errorf("%s is stale: run go generate ./schema/events", events.NamesFile)
+	}
+	var table []string
+	for _, et := range events.Catalogue() {
+		table = append(table, et.Name)
+	}
+	if !slices.Equal(eventnames.Names(), table) || !slices.Equal(eventnames.Families(), events.Families()) {
+		t.Errorf("eventnames answers %v and %v; the table holds %v and %v",
+			eventnames.Names(), eventnames.Families(), table, events.Families())
 	}
 }

@@ -16,8 +16,10 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
+	"oficina/schema/eventnames"
 	"oficina/schema/page"
 	"oficina/streams"
+	"oficina/streams/envelope"
 	"oficina/tenant"
 )
 
@@ -95,7 +97,7 @@ var filterParams = []string{"type", "created_after", "created_before", "object_i
 // event id, as the OpenAPI document states them.
 const (
 	ObjectIDPattern = `^[a-z]{2,4}_[0-9a-z]{1,60}$`
-	IDPattern       = `^evt_[0-9a-f]{32}$`
+	IDPattern       = envelope.EventIDPattern
 )
 
 var (
@@ -110,8 +112,8 @@ var (
 // strings.
 func TypeFilterPattern() string {
 	var alts []string
-	for m := range table().modules {
-		alts = append(alts, regexp.QuoteMeta(m+".*"))
+	for _, f := range eventnames.Families() {
+		alts = append(alts, regexp.QuoteMeta(f.Name+".*"))
 	}
 	for _, n := range Names() {
 		alts = append(alts, regexp.QuoteMeta(n))
@@ -185,8 +187,8 @@ func expand(v string) ([]string, bool) {
 	if _, ok := Lookup(v); ok {
 		return []string{v}, true
 	}
-	fam, ok := strings.CutSuffix(v, ".*")
-	if _, known := table().modules[fam]; !ok || !known {
+	fam, ok := eventnames.WildcardFamily(v)
+	if !ok {
 		return nil, false
 	}
 	var out []string

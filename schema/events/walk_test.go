@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,10 +32,13 @@ const walkPartitions = 4
 // arrives both at an enabled endpoint subscribed to "*" — a real HTTPS
 // receiver fed by a running dispatcher, every signature verified with the
 // Standard Webhooks library — and on the EVENTS stream
-// (oficina.events.<company>.<type>). A name without a write recipe fails,
-// and so does any arrival whose type is not in the table or whose
-// data.object is not the kind and shape the table declares. Ping arrives at
-// the endpoint only, never on EVENTS.
+// (oficina.events.<company>.<type>). The operational events (decision
+// 0037), which "*" leaves out, arrive instead at a monitor subscribed to
+// their families, about a troubled endpoint the walk disables, fails and
+// gives a certificate; the "*" endpoint never gets one. A name without a
+// write recipe fails, and so does any arrival whose type is not in the
+// table or whose data.object is not the kind and shape the table declares.
+// Ping arrives at the endpoint only, never on EVENTS.
 func TestEveryCataloguedEventArrivesAtTheEndpointAndOnEvents(t *testing.T) {
 	t.Parallel()
 	steps := walkSteps()
@@ -56,15 +61,19 @@ func TestEveryCataloguedEventArrivesAtTheEndpointAndOnEvents(t *testing.T) {
 	w.await(t, recipe)
 }
 
-// walk is one company with an owner key holding every permission, an
-// endpoint subscribed to "*" on a local receiver, a dispatcher, and a
-// reader of its EVENTS subjects.
+// walk is one company with an owner key holding every permission, three
+// endpoints on a local receiver — subscribed to "*" at /hook, to the
+// operational families at /monitor, to clients at /troubled (which answers
+// 503 while troubled is set) — a dispatcher, a relay (what the dispatcher
+// records waits in the backlog for it), and a reader of its EVENTS
+// subjects.
 type walk struct {
 	api      *httpkit.API
 	co       *testkit.Company
 	key      string
-	endpoint string
-	secret   string
+	endpoint string            // the "*" one
+	secrets  map[string]string // by path
+	troubled atomic.Bool
 	got      chan testkit.Received
 	stream   chan jetstream.Msg
 	ids      map[string]string // ids remembered between steps
@@ -74,16 +83,29 @@ func newWalk(t *testing.T) *walk {
 	t.Helper()
 	ctx := context.Background()
 	js := testkit.JetStream(t, jsconfig.Config{Partitions: walkPartitions})
-	srv, got := testkit.Receiver(t, testkit.Status(204))
+	w := &walk{stream: make(chan jetstream.Msg, 1000), ids: map[string]string{}, secrets: map[string]string{}}
+	srv, got := testkit.Receiver(t, func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/troubled" && w.troubled.Load() {
+			rw.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		rw.WriteHeader(http.StatusNoContent)
+	})
+	w.got = got
 	guard := testkit.LoopbackGuard(t, srv)
-	w := &walk{got: got, stream: make(chan jetstream.Msg, 1000), ids: map[string]string{}}
 	w.api = httpkit.NewAPI(t, httpkit.APIOptions{Publisher: streams.NewPublisher(testkit.DB(t), js, nil), Destinations: guard})
 	w.co = testkit.NewCompany(t, tenant.CompanyInput{})
 	w.key = w.co.OwnerKey(t, tenant.AllPermissions()...)
 
-	ep := w.public(t, "POST", "/webhook_endpoints", map[string]any{"url": srv.URL + "/hook", "events": []string{"*"}}, 201)
-	w.endpoint, w.secret = ep["id"].(string), ep["secret"].(string)
-	testkit.Dispatcher(t, dispatch.Config{JS: js, Client: guard.Client(), Partitions: walkPartitions})
+	for path, subscribed := range map[string][]string{"/hook": {"*"}, "/monitor": {"webhook_endpoint.*", "webhook_delivery.*"},
+		"/troubled": {"client.*"}} {
+		ep := w.public(t, "POST", "/webhook_endpoints", map[string]any{"url": srv.URL + path, "events": subscribed}, 201)
+		w.ids[path], w.secrets[path] = ep["id"].(string), ep["secret"].(string)
+	}
+	w.endpoint = w.ids["/hook"]
+	testkit.Dispatcher(t, dispatch.Config{JS: js, Client: guard.Client(), CertifiedClient: guard.ClientWithCertificate,
+		Partitions: walkPartitions})
+	testkit.Relay(t, js, w.co.Company.ID)
 
 	filter, err := jsconfig.CompanyEventsFilter(w.co.Company.ID)
 	if err != nil {
@@ -171,6 +193,9 @@ func (w *walk) await(t *testing.T, recipe map[string]string) {
 			id, typ := w.checkDelivery(t, r)
 			hookIDs[id] = true
 			at(typ).hooked++
+			if r.Path == "/hook" && events.Operational(typ) {
+				t.Errorf("the \"*\" endpoint got %s", typ)
+			}
 		case m := <-w.stream:
 			id, typ := w.checkStreamed(t, m)
 			streamIDs[id] = true
@@ -200,7 +225,7 @@ type envelope struct {
 // OpenAPI document's webhooks section).
 func (w *walk) checkDelivery(t *testing.T, r testkit.Received) (id, typ string) {
 	t.Helper()
-	if err := hooks.Verify(w.secret, r); err != nil {
+	if err := hooks.Verify(w.secrets[r.Path], r); err != nil {
 		t.Errorf("delivery %s: signature: %v", r.Header.Get("webhook-id"), err)
 	}
 	ev := w.checkBody(t, "endpoint", r.Body)
@@ -354,6 +379,35 @@ func walkSteps() []step {
 		{"product and client deleted", []string{"product.deleted", "client.deleted"}, func(t *testing.T, w *walk) {
 			w.admin(t, "DELETE", "/products/"+w.ids["product"], nil, 200)
 			w.admin(t, "DELETE", "/clients/"+w.ids["client"], nil, 200)
+		}},
+		{"an endpoint disabled and enabled again", []string{"webhook_endpoint.disabled", "webhook_endpoint.enabled"}, func(t *testing.T, w *walk) {
+			w.public(t, "POST", "/webhook_endpoints/"+w.ids["/troubled"]+"/disable", nil, 200)
+			w.public(t, "POST", "/webhook_endpoints/"+w.ids["/troubled"]+"/enable", nil, 200)
+		}},
+		{"a receiver failing until its delivery is given up, then answering", []string{"webhook_endpoint.failing",
+			"webhook_delivery.given_up", "webhook_endpoint.recovered"}, func(t *testing.T, w *walk) {
+			w.troubled.Store(true)
+			id := w.admin(t, "POST", "/clients", map[string]any{"name": "Troubled"}, 201)["id"].(string)
+			testkit.Eventually(t, "the troubled endpoint's delivery to be given up", func() bool {
+				var n int64
+				w.co.Tx(t, func(ctx context.Context, tx bun.Tx) (err error) {
+					n, err = tx.NewSelect().Table("webhook_deliveries").Where("endpoint_id = ?", w.ids["/troubled"]).
+						Where("event_type = 'client.created'").Where("status = ?", streams.StatusFailed).Where("attempt_count > 0").Count(ctx)
+					return err
+				})
+				return n > 0
+			})
+			w.troubled.Store(false)
+			w.admin(t, "PATCH", "/clients/"+id, map[string]any{"notes": "answered"}, 200)
+		}},
+		{"a client certificate about to expire", []string{"webhook_endpoint.client_certificate_expiring"}, func(t *testing.T, w *walk) {
+			cert, key, _ := testkit.ClientCertificate(t, "walk", time.Now().Add(7*24*time.Hour))
+			w.public(t, "PATCH", "/webhook_endpoints/"+w.ids["/troubled"],
+				map[string]any{"client_certificate": map[string]any{"certificate": cert, "private_key": key}}, 200)
+			r := w.api.Admin(t, "POST", "/routines/warn_client_certificates", map[string]any{"company_id": w.co.Company.ID})
+			if r.Status != 200 || r.Body["warned"] != float64(1) {
+				t.Fatalf("the certificate routine: %d %s", r.Status, r.Raw)
+			}
 		}},
 	}
 }

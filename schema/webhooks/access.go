@@ -2,7 +2,7 @@ package webhooks
 
 import (
 	"oficina/schema/apierr"
-	"oficina/schema/events"
+	"oficina/schema/eventnames"
 	"oficina/tenant"
 )
 
@@ -21,7 +21,7 @@ func RequireManager(p *tenant.Principal) error {
 func PrincipalAccess(p *tenant.Principal) Access {
 	return func(names []string) error {
 		perms := make([]tenant.Permission, 0, 8)
-		for _, m := range events.SubscriptionModules(names) {
+		for _, m := range eventnames.SubscriptionModules(names) {
 			perms = append(perms, tenant.Perm(m, tenant.Read))
 		}
 		for _, perm := range perms {

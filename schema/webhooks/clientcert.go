@@ -80,8 +80,9 @@ func (e *Row) clientCertificateView() *WebhookClientCertificate {
 }
 
 // setClientCertificate notes the clear part of a certificate set (nil:
-// removed) on the row.
+// removed) on the row; a new certificate has not been warned about.
 func (e *Row) setClientCertificate(leaf *x509.Certificate) {
+	e.ClientCertificateWarnedAt = nil
 	if leaf == nil {
 		e.ClientCertificateSubject, e.ClientCertificateExpiresAt = nil, nil
 		return

@@ -96,6 +96,9 @@ type Row struct {
 	// The client certificate's subject and expiry (its PEM is sealed).
 	ClientCertificateSubject   *string    `bun:"client_certificate_subject" json:"client_certificate_subject"`
 	ClientCertificateExpiresAt *time.Time `bun:"client_certificate_expires_at" json:"client_certificate_expires_at"`
+	// ClientCertificateWarnedAt is when webhook_endpoint.client_certificate_expiring
+	// was sent for the certificate set now (nil: not yet; a new certificate clears it).
+	ClientCertificateWarnedAt *time.Time `bun:"client_certificate_warned_at" json:"client_certificate_warned_at"`
 	// OAuth2 client credentials in clear (the secret is sealed).
 	OAuth2TokenURL *string `bun:"oauth2_token_url" json:"oauth2_token_url"`
 	OAuth2ClientID *string `bun:"oauth2_client_id" json:"oauth2_client_id"`
@@ -138,23 +141,28 @@ type WebhookEndpoint struct {
 	PreviousSecretExpiresAt *apitime.Time                  `json:"previous_secret_expires_at"`
 	SubscriberMemberID      string                         `json:"subscriber_member_id"`
 	SubscriberAPIKeyID      *string                        `json:"subscriber_api_key_id"`
+	FailingSince            *apitime.Time                  `json:"failing_since" doc:"When the current run of failed deliveries began, or null: the last attempt succeeded (or none was made). Three days of it disable the endpoint (disabled_reason failing)."`
 	CreatedAt               apitime.Time                   `json:"created_at"`
 	UpdatedAt               apitime.Time                   `json:"updated_at"`
 }
 
 // View renders the endpoint without its secret.
 func (e *Row) View() WebhookEndpoint {
-	var prev *apitime.Time
+	var prev, failing *apitime.Time
 	if e.PreviousSecretExpiresAt != nil {
 		t := apitime.At(*e.PreviousSecretExpiresAt)
 		prev = &t
+	}
+	if e.FailingSince != nil {
+		t := apitime.At(*e.FailingSince)
+		failing = &t
 	}
 	return WebhookEndpoint{
 		Object: "webhook_endpoint", ID: e.ID, URL: e.URL, Description: e.Description, Events: asEventNames(e.Events),
 		Status: WebhookEndpointStatus(e.Status), DisabledReason: (*WebhookEndpointDisabledReason)(e.DisabledReason),
 		Payload: WebhookPayload(e.Payload), Ordering: WebhookOrdering(e.Ordering), Headers: append([]string{}, e.HeaderNames...), ClientCertificate: e.clientCertificateView(), OAuth2: e.oauth2View(),
 		PreviousSecretExpiresAt: prev,
-		SubscriberMemberID:      e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID,
+		SubscriberMemberID:      e.SubscriberMemberID, SubscriberAPIKeyID: e.SubscriberKeyID, FailingSince: failing,
 		CreatedAt: apitime.At(e.CreatedAt), UpdatedAt: apitime.At(e.UpdatedAt),
 	}
 }

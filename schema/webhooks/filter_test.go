@@ -6,16 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"oficina/schema/events"
 	"oficina/schema/webhooks"
+	"oficina/streams/envelope"
 )
 
 // Issue 26 item 6: the delivery log's event_id filter in the OpenAPI
 // document (FilterEventIDPattern) takes what ParseDeliveryFilter takes: an
-// event id (events.IDPattern) or nothing.
+// event id (envelope.EventIDPattern) or nothing.
 func TestFilterEventIDPatternIsParseDeliveryFilters(t *testing.T) {
 	t.Parallel()
-	re, id := regexp.MustCompile(webhooks.FilterEventIDPattern), regexp.MustCompile(events.IDPattern)
+	re, id := regexp.MustCompile(webhooks.FilterEventIDPattern), regexp.MustCompile(envelope.EventIDPattern)
 	for _, v := range []string{"", "evt_" + strings.Repeat("0a", 16), "evt_" + strings.Repeat("0A", 16), "evt_" + strings.Repeat("a", 31),
 		"evt_" + strings.Repeat("a", 33), "evt", "sal_01", " "} {
 		_, err := webhooks.ParseDeliveryFilter(url.Values{"event_id": {v}})

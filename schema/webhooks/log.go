@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"time"
 
@@ -16,10 +15,10 @@ import (
 
 	"oficina/schema/apierr"
 	"oficina/schema/apitime"
-	"oficina/schema/events"
 	"oficina/schema/ids"
 	"oficina/schema/page"
 	"oficina/streams"
+	"oficina/streams/envelope"
 )
 
 // DeliveryFilter narrows the delivery log; zero members do not filter.
@@ -31,8 +30,6 @@ type DeliveryFilter struct {
 	// (after: inclusive, before: exclusive).
 	CreatedAfter, CreatedBefore *time.Time
 }
-
-var eventIDPattern = regexp.MustCompile(events.IDPattern)
 
 // FilterEventIDPattern is the event_id filter ParseDeliveryFilter takes,
 // as the OpenAPI document states it: an event id, or empty, which is no
@@ -61,7 +58,7 @@ func ParseDeliveryFilter(q url.Values) (DeliveryFilter, error) {
 	if f.EventType, ok = one("event_type"); !ok || f.EventType != "" && !slices.Contains(EventType("").Values(), f.EventType) {
 		return f, bad
 	}
-	if f.EventID, ok = one("event_id"); !ok || f.EventID != "" && !eventIDPattern.MatchString(f.EventID) {
+	if f.EventID, ok = one("event_id"); !ok || f.EventID != "" && !envelope.ValidEventID(f.EventID) {
 		return f, bad
 	}
 	for name, dst := range map[string]**time.Time{"created_after": &f.CreatedAfter, "created_before": &f.CreatedBefore} {

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"oficina/schema/mail"
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -68,15 +69,16 @@ func host(raw string) string {
 }
 
 // KeyRotated applies a key rotation (dashboard) to the endpoints subscribed
-// with the old key, in the rotation's transaction: "stop now" disables them
-// (emergency_key_rotation, one e-mail listing their domains); a grace
-// period moves their subscription to the new key.
-func KeyRotated(ctx context.Context, tx bun.IDB, companyID string, rot *tenant.Rotation, now time.Time) error {
+// with the old key, in the rotation's write unit: "stop now" disables them
+// (emergency_key_rotation, one e-mail listing their domains, one
+// webhook_endpoint.disabled each); a grace period moves their subscription
+// to the new key.
+func KeyRotated(ctx context.Context, w *streams.Write, rot *tenant.Rotation) error {
 	if rot.StopNow {
-		return emergencyDisable(ctx, tx, companyID, rot.Old.ID, now)
+		return emergencyDisable(ctx, w, rot.Old.ID)
 	}
-	_, err := tx.NewUpdate().Model((*Row)(nil)).Set("subscriber_key_id = ?", rot.New.ID).
-		Set("updated_at = ?", now).Where("subscriber_key_id = ?", rot.Old.ID).Exec(ctx)
+	_, err := w.Tx.NewUpdate().Model((*Row)(nil)).Set("subscriber_key_id = ?", rot.New.ID).
+		Set("updated_at = ?", w.At).Where("subscriber_key_id = ?", rot.Old.ID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks: move subscriptions to %s: %w", rot.New.ID, err)
 	}
@@ -86,25 +88,34 @@ func KeyRotated(ctx context.Context, tx bun.IDB, companyID string, rot *tenant.R
 // KeyRevoked applies a revocation: a key revoked after public exposure
 // disables its endpoints like "stop now"; a plain revocation leaves them
 // (the dispatcher then closes their deliveries as subscriber_access_lost).
-func KeyRevoked(ctx context.Context, tx bun.IDB, companyID string, k *tenant.APIKey, now time.Time) error {
+func KeyRevoked(ctx context.Context, w *streams.Write, k *tenant.APIKey) error {
 	if k.RevokedReason == nil || *k.RevokedReason != tenant.RevokedExposed {
 		return nil
 	}
-	return emergencyDisable(ctx, tx, companyID, k.ID, now)
+	return emergencyDisable(ctx, w, k.ID)
 }
 
-func emergencyDisable(ctx context.Context, tx bun.IDB, companyID, keyID string, now time.Time) error {
-	var urls []string
-	err := tx.NewUpdate().Model((*Row)(nil)).
+func emergencyDisable(ctx context.Context, w *streams.Write, keyID string) error {
+	var es []Row
+	err := w.Tx.NewUpdate().Model((*Row)(nil)).
 		Set("status = ?", StatusDisabled).Set("disabled_reason = ?", ReasonEmergencyKeyRotation).
-		Set("updated_at = ?", now).
+		Set("updated_at = ?", w.At).
 		Where("subscriber_key_id = ?", keyID).Where("status = ?", StatusEnabled).
-		Returning("url").Scan(ctx, &urls)
+		Returning("*").Scan(ctx, &es)
 	if err != nil {
 		return fmt.Errorf("webhooks: emergency disable for %s: %w", keyID, err)
 	}
-	if len(urls) == 0 {
+	if len(es) == 0 {
 		return nil
 	}
-	return mailEmergency(ctx, tx, companyID, keyID, urls, now)
+	slices.SortFunc(es, func(a, b Row) int { return strings.Compare(a.ID, b.ID) })
+	urls := make([]string, len(es))
+	disabled := make([]*Row, len(es))
+	for i := range es {
+		urls[i], disabled[i] = es[i].URL, &es[i]
+	}
+	if err := mailEmergency(ctx, w.Tx, w.CompanyID, keyID, urls, w.At); err != nil {
+		return err
+	}
+	return recordEndpoint(ctx, w, EventEndpointDisabled, disabled...)
 }

@@ -16,6 +16,7 @@ import (
 	"oficina/schema/ids"
 	"oficina/schema/secretbox"
 	"oficina/schema/signing"
+	"oficina/streams"
 	"oficina/tenant"
 )
 
@@ -278,7 +279,7 @@ func Update(ctx context.Context, tx bun.IDB, id string, p WebhookEndpointUpdate,
 func save(ctx context.Context, tx bun.IDB, e *Row) error {
 	_, err := tx.NewUpdate().Model(e).Column("url", "description", "events", "payload", "ordering", "status", "disabled_reason",
 		"secret_key_id", "sealed_secret", "sealed_previous_secret", "sealed_headers", "header_names", "sealed_client_certificate",
-		"client_certificate_subject", "client_certificate_expires_at", "sealed_oauth2_secret", "oauth2_token_url", "oauth2_client_id",
+		"client_certificate_subject", "client_certificate_expires_at", "client_certificate_warned_at", "sealed_oauth2_secret", "oauth2_token_url", "oauth2_client_id",
 		"oauth2_scope", "previous_secret_expires_at",
 		"subscriber_member_id", "subscriber_key_id", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
@@ -317,9 +318,10 @@ func Delete(ctx context.Context, tx bun.IDB, id string) (WebhookEndpointDeleted,
 
 // Enable re-enables an endpoint (spec 3.3): it needs access to every
 // subscribed event, and the editor becomes the subscriber. Enabling an
-// enabled endpoint changes nothing.
-func Enable(ctx context.Context, tx bun.IDB, id string, editor Subscriber, access Access, now time.Time) (*Row, error) {
-	e, err := getForUpdate(ctx, tx, id)
+// enabled endpoint changes nothing; enabling a disabled one records
+// webhook_endpoint.enabled.
+func Enable(ctx context.Context, w *streams.Write, id string, editor Subscriber, access Access) (*Row, error) {
+	e, err := getForUpdate(ctx, w.Tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -331,14 +333,18 @@ func Enable(ctx context.Context, tx bun.IDB, id string, editor Subscriber, acces
 	}
 	e.Status, e.DisabledReason = StatusEnabled, nil
 	e.SubscriberMemberID, e.SubscriberKeyID = editor.MemberID, editor.keyID()
-	e.UpdatedAt = now
-	return e, save(ctx, tx, e)
+	e.UpdatedAt = w.At
+	if err := save(ctx, w.Tx, e); err != nil {
+		return nil, err
+	}
+	return e, recordEndpoint(ctx, w, EventEndpointEnabled, e)
 }
 
-// Disable stops deliveries to an endpoint (disabled_reason manual).
-// Disabling a disabled endpoint changes nothing.
-func Disable(ctx context.Context, tx bun.IDB, id string, now time.Time) (*Row, error) {
-	e, err := getForUpdate(ctx, tx, id)
+// Disable stops deliveries to an endpoint (disabled_reason manual) and
+// records webhook_endpoint.disabled. Disabling a disabled endpoint changes
+// nothing.
+func Disable(ctx context.Context, w *streams.Write, id string) (*Row, error) {
+	e, err := getForUpdate(ctx, w.Tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -346,8 +352,11 @@ func Disable(ctx context.Context, tx bun.IDB, id string, now time.Time) (*Row, e
 		return e, nil
 	}
 	reason := ReasonManual
-	e.Status, e.DisabledReason, e.UpdatedAt = StatusDisabled, &reason, now
-	return e, save(ctx, tx, e)
+	e.Status, e.DisabledReason, e.UpdatedAt = StatusDisabled, &reason, w.At
+	if err := save(ctx, w.Tx, e); err != nil {
+		return nil, err
+	}
+	return e, recordEndpoint(ctx, w, EventEndpointDisabled, e)
 }
 
 // Secret rotation limits.

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"oficina/schema/apierr"
-	"oficina/schema/events"
+	"oficina/schema/eventnames"
 	"oficina/streams"
 )
 
@@ -42,10 +42,10 @@ type EventName string
 // Values are every name a subscription may list.
 func (EventName) Values() []string {
 	out := []string{streams.SubscribeAll}
-	for _, f := range events.Families() {
+	for _, f := range eventnames.Families() {
 		out = append(out, f.Name+".*")
 	}
-	return append(out, events.Names()...)
+	return append(out, eventnames.Names()...)
 }
 
 // EventType is the type of an event sent to endpoints: a catalogued name
@@ -54,7 +54,7 @@ type EventType string
 
 // Values are the catalogued names and ping, sorted.
 func (EventType) Values() []string {
-	out := append(events.Names(), streams.PingType)
+	out := append(eventnames.Names(), streams.PingType)
 	slices.Sort(out)
 	return out
 }
@@ -77,15 +77,16 @@ func asEventNames(ns []string) []EventName {
 
 // NormalizeEvents validates a subscription list (422 with param events) and
 // returns it without duplicates, in the order given. Accepted: names of
-// the catalogue (oficina/schema/events), family wildcards such as "sale.*", or "*" alone. "ping" is
-// not subscribable: every endpoint can be pinged.
+// the catalogue (oficina/schema/events, asked through schema/eventnames),
+// family wildcards such as "sale.*", or "*" alone. "ping" is not
+// subscribable: every endpoint can be pinged.
 func NormalizeEvents(names []string) ([]string, error) {
 	if len(names) == 0 {
 		return nil, apierr.Invalid("events", apierr.Required)
 	}
 	out := make([]string, 0, len(names))
 	for _, e := range names {
-		if !events.Subscribable(e) {
+		if !eventnames.Subscribable(e) {
 			return nil, apierr.Invalid("events", apierr.InvalidEvent)
 		}
 		if !slices.Contains(out, e) {

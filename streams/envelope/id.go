@@ -12,6 +12,10 @@ const (
 	eventIDLen    = len(eventIDPrefix) + eventIDHexLen
 )
 
+// EventIDPattern is the shape ValidEventID takes, for schemas and
+// filters.
+const EventIDPattern = `^evt_[0-9a-f]{32}$`
+
 // NewEventID returns "evt_" followed by 32 lowercase hexadecimal characters
 // (128 random bits). The id is also the webhook-id header and the JetStream
 // Nats-Msg-Id, so it must be unguessable and collision-free across companies.

@@ -3,7 +3,10 @@
 -- its type ("*", the type, or its family wildcard), one delivery. Delivery
 -- ids come from p_pool, in endpoint order; a match beyond the pool is
 -- returned without an id for the caller to insert (with its order_key and
--- order_seq).
+-- order_seq). p_about (NULL, or one entry per event) names, for an
+-- operational event, the endpoint it is about: that endpoint never gets it,
+-- and '*' does not subscribe to it (decision 0037); NULL for every other
+-- event, so a write without one pays nothing for it.
 --
 -- A delivery to an endpoint with ordering 'object' (decision 0039) carries
 -- its object's id (order_key) and its place (order_seq): one number of
@@ -18,21 +21,22 @@
 -- applies inside as outside; tables schema-qualified so the caller's
 -- search_path cannot redirect them.
 CREATE OR REPLACE FUNCTION oficina_record_events(p_company text, p_ids text[], p_types text[], p_bodies text[], p_pool text[],
-                                      p_occurred_at timestamptz, p_now timestamptz)
+                                      p_occurred_at timestamptz, p_now timestamptz, p_about text[] DEFAULT NULL)
 RETURNS TABLE (event_id text, endpoint_id text, delivery_id text, order_key text, order_seq bigint)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
   WITH v AS (
-    SELECT * FROM unnest(p_ids, p_types, p_bodies) WITH ORDINALITY AS v(id, type, body, ord)
+    SELECT * FROM unnest(p_ids, p_types, p_bodies, p_about) WITH ORDINALITY AS v(id, type, body, about, ord)
   ), m0 AS MATERIALIZED (
     SELECT v.id AS event_id, v.type AS event_type, e.id AS endpoint_id, v.ord,
            p_pool[row_number() OVER (ORDER BY e.id, v.id)] AS delivery_id,
            CASE WHEN e.ordering = 'object' THEN (v.body::jsonb) #>> '{data,object,id}' END AS order_key
       FROM v JOIN public.webhook_endpoints e
         ON e.company_id = p_company AND e.status = 'enabled'
-       AND e.events && ARRAY['*', v.type, split_part(v.type, '.', 1) || '.*']
+       AND e.events && ARRAY[CASE WHEN v.about IS NULL THEN '*' END, v.type, split_part(v.type, '.', 1) || '.*']
+       AND e.id IS DISTINCT FROM v.about
   ), o AS MATERIALIZED (
     SELECT nextval('public.webhook_delivery_order_seq') AS n WHERE EXISTS (SELECT 1 FROM m0 WHERE m0.order_key IS NOT NULL)
   ), m AS (

@@ -1,4 +1,5 @@
-// Command gen writes the event table of docs/events.md from the catalogue.
+// Command gen writes the event table of docs/events.md and the names of
+// schema/eventnames from the catalogue.
 // It runs through `go generate ./schema/events` (working directory: the
 // package directory).
 package main
@@ -28,5 +29,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(doc, out, 0o644)
+	if err := os.WriteFile(doc, out, 0o644); err != nil {
+		return err
+	}
+	src, err := events.NamesSource()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(events.NamesFile, src, 0o644)
 }
