@@ -37,7 +37,9 @@ var crossCompanyCalls = map[string]string{
 	"oficina_sales_overdue_companies": "SELECT oficina_sales_overdue_companies(now())",
 	"oficina_secret_companies":        "SELECT oficina_secret_companies(NULL, '', 1)",
 	"oficina_recover_companies":       "SELECT oficina_recover_companies(1)",
-	"oficina_dispatch_views":          "SELECT oficina_dispatch_views(ARRAY[?], ARRAY['dlv_x'], ARRAY['we_x'])",
+	// Company ids only, of endpoints whose certificate expires before then.
+	"oficina_expiring_certificate_companies": "SELECT * FROM oficina_expiring_certificate_companies(now())",
+	"oficina_dispatch_views":                 "SELECT oficina_dispatch_views(ARRAY[?], ARRAY['dlv_x'], ARRAY['we_x'])",
 	"oficina_dispatch_record": `SELECT oficina_dispatch_record(ARRAY[?], ARRAY['we_x'], ARRAY['dlv_x'], ARRAY['failed'], ARRAY['wha_x'],
 		ARRAY[now()], ARRAY[500], ARRAY[NULL::text], ARRAY['{}'], ARRAY[now()], ARRAY[NULL::text], now(), '72 hours')`,
 	// The /metrics figures: counts across companies, never a row.
