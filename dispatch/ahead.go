@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,25 @@ func (a *ahead) launch(ctx context.Context, d *Dispatcher, dm streams.DeliveryMe
 		a.res, a.err = d.cycles.do(ctx, stageReq{prepare: &dm})
 		a.at = d.cfg.WallNow()
 	})
+}
+
+// errNotPrepared fills an ahead whose plan was to be read with another
+// request and was not: its job reads one when it starts.
+var errNotPrepared = errors.New("dispatch: not prepared with the record before it")
+
+// fill completes a, launched elsewhere, with the plan read in another
+// request's cycle (fill's p, nil when none was read) at at.
+func (a *ahead) fill(p *plan, err error, at time.Time) {
+	switch {
+	case err != nil:
+		a.err = err
+	case p == nil:
+		a.err = errNotPrepared
+	default:
+		a.res = stageRes{plan: *p}
+	}
+	a.at = at
+	close(a.done)
 }
 
 // plan is dm's plan: the one prepared ahead when it is there and fresh,

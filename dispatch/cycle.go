@@ -25,16 +25,28 @@ import (
 // record asks for scope themselves with tenant.Scope.
 
 // stageReq is one request of a cycle: a delivery to prepare or an outcome
-// to record.
+// to record — with, for an outcome, the delivery to prepare right after it
+// in the same statement (next: the one after it in its object's order,
+// which the record lets through, decision 0039).
 type stageReq struct {
 	prepare *streams.DeliveryMessage
 	record  *recordReq
+	next    *streams.DeliveryMessage
 }
 
-// stageRes is the answer to a stageReq: its plan or its outcome.
+// stageRes is the answer to a stageReq: its plan or its outcome (and next's
+// plan, when it was read).
 type stageRes struct {
 	plan plan
 	out  outcome
+	next *plan
+}
+
+// prepared is a delivery a cycle prepares: for request req, at place at of
+// the statement's deliveries; next when it is a record's next.
+type prepared struct {
+	req, at int
+	next    bool
 }
 
 // cycle runs one transaction: the records of reqs, then their prepares.
@@ -43,12 +55,18 @@ type stageRes struct {
 func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[stageRes] {
 	var recs []recordReq
 	var dms []streams.DeliveryMessage
-	var ri, pi []int
+	var ri, pi []int // the requests that record, and those that prepare
+	var preps []prepared
 	for i, q := range reqs {
-		if q.record != nil {
+		switch {
+		case q.record != nil:
 			recs, ri = append(recs, *q.record), append(ri, i)
-		} else {
-			dms, pi = append(dms, *q.prepare), append(pi, i)
+			if q.next != nil {
+				preps, dms = append(preps, prepared{req: i, at: len(dms), next: true}), append(dms, *q.next)
+			}
+		default:
+			preps, pi = append(preps, prepared{req: i, at: len(dms)}), append(pi, i)
+			dms = append(dms, *q.prepare)
 		}
 	}
 	var outs []batchResult[outcome]
@@ -77,8 +95,13 @@ func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[s
 		for k, i := range ri {
 			out[i] = batchResult[stageRes]{res: stageRes{out: outs[k].res}, err: outs[k].err}
 		}
-		for k, i := range pi {
-			out[i] = batchResult[stageRes]{res: stageRes{plan: plans[k].res}, err: plans[k].err}
+		for _, p := range preps {
+			switch pl := plans[p.at]; {
+			case !p.next:
+				out[p.req] = batchResult[stageRes]{res: stageRes{plan: pl.res}, err: pl.err}
+			case pl.err == nil:
+				out[p.req].res.next = &pl.res
+			}
 		}
 		return out
 	case len(reqs) == 1 || len(ri) == 0 || ctx.Err() != nil:
@@ -92,11 +115,11 @@ func (d *Dispatcher) cycle(ctx context.Context, reqs []stageReq) []batchResult[s
 		out[i] = d.cycle(ctx, reqs[i:i+1])[0]
 	}
 	if len(pi) > 0 {
-		preps := make([]stageReq, len(pi))
+		again := make([]stageReq, len(pi))
 		for k, i := range pi {
-			preps[k] = reqs[i]
+			again[k] = reqs[i]
 		}
-		for k, r := range d.cycle(ctx, preps) {
+		for k, r := range d.cycle(ctx, again) {
 			out[pi[k]] = r
 		}
 	}

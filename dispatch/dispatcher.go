@@ -83,8 +83,11 @@ func (d *Dispatcher) Owned() []int {
 // holds a fresh plan), the attempt, its record. health reports the endpoint's failing state as read from the database;
 // answered is told, right after the send and before its record, whether
 // the receiver answered 2xx: the endpoint's slot is free from then on
-// (decision 0031), the record only holds the message.
-func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre *ahead, health func(failing bool), answered func(ok bool)) (outcome, error) {
+// (decision 0031), the record only holds the message. It may name a
+// delivery to prepare in the record's own cycle, after it, and the ahead
+// that gets its plan: the next of the message's object (decision 0039).
+func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre *ahead, health func(failing bool),
+	answered func(ok bool) (*streams.DeliveryMessage, *ahead)) (outcome, error) {
 	res, err := d.plan(ctx, dm, pre)
 	pl := res.plan
 	if err != nil {
@@ -112,7 +115,7 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre
 		return outcome{}, ctx.Err() // lease lost mid-send: the next owner retries
 	}
 	done := d.cfg.WallNow()
-	answered(r.ok())
+	next, nextPre := answered(r.ok())
 	d.observeAttempt(dm.DeliveryID, r, done.Sub(clock), done)
 	rec := &recordReq{dm: dm, started: started, r: r, disable: r.control == controlDisable}
 	if !r.ok() && r.control != controlAbort {
@@ -123,12 +126,15 @@ func (d *Dispatcher) handle(ctx context.Context, dm streams.DeliveryMessage, pre
 	// The send is done: a record that fails (the database restarting) is
 	// retried while the message is still ours, since giving up would park
 	// the message and send the delivery again (found by ops/proving/chaos).
-	req, sent := stageReq{record: rec}, time.Now()
+	req, sent := stageReq{record: rec, next: next}, time.Now()
 	res, err = d.cycles.do(ctx, req)
 	for wait := 100 * time.Millisecond; err != nil && ctx.Err() == nil && time.Since(sent) < d.cfg.AckWait/2; wait = min(2*wait, 2*time.Second) {
 		d.cfg.Logger().Warn("dispatch: record failed after the send; retrying", "delivery", dm.DeliveryID, "err", err)
 		sleepCtx(ctx, wait)
 		res, err = d.cycles.do(ctx, req)
+	}
+	if nextPre != nil {
+		nextPre.fill(res.next, err, d.cfg.WallNow())
 	}
 	out := res.out
 	if err == nil {

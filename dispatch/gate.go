@@ -122,7 +122,11 @@ func (g *gate) evict() (park []job, delays []time.Duration) {
 		for co.inflight+co.queued > g.companyShare && co.queued > 0 {
 			var longest *endpointState
 			for _, id := range co.order {
-				if q := co.endpoints[id]; longest == nil || len(q.queue) > len(longest.queue) {
+				q := co.endpoints[id]
+				if len(q.queue) > 0 && q.queue[0].dm.OrderKey != "" {
+					continue // ordered: its backlog waits in the stream, in order (decision 0039)
+				}
+				if longest == nil || len(q.queue) > len(longest.queue) {
 					longest = q
 				}
 			}

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"slices"
 	"time"
+
+	"oficina/streams"
 )
 
 // Ordered delivery per object (decision 0039). The database decides: a
@@ -102,6 +104,29 @@ func (w *partition) leaveChain(j job) *job {
 	return w.next(ref, c)
 }
 
+// nextToPrepare returns the job after j in its chain, when j is its
+// chain's job in the gate and that one's plan is not being read yet: its
+// plan is read in the cycle that records j's success, after the record,
+// so it sees j final and the next send need not wait for a cycle of its
+// own (a chain's step is one cycle, not two).
+func (w *partition) nextToPrepare(j job) (*streams.DeliveryMessage, *ahead) {
+	if j.dm.OrderKey == "" {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.chains[refOf(j)]
+	if c == nil || c.active != j.dm.DeliveryID || len(c.jobs) == 0 {
+		return nil, nil
+	}
+	n := c.jobs[0]
+	if !n.pre.launched.CompareAndSwap(false, true) {
+		return nil, nil
+	}
+	dm := n.dm
+	return &dm, n.pre
+}
+
 // blocked handles j, whose plan says it must wait for b: when one of b is
 // held here (in j's chain: it arrived after j went in), j goes back to its
 // chain and the chain's first goes in; otherwise j and its whole chain are
@@ -137,49 +162,39 @@ func (w *partition) blocked(j job, b orderWait) {
 		park = append(park, c.jobs...)
 		c.jobs = nil
 	}
-	w.mu.Unlock()
 	delay := w.d.cfg.ParkDelay
 	if b.until != nil {
 		delay = max(delay, b.until.Sub(w.d.cfg.BusinessNow())+orderMargin)
 	}
+	// Those before it that this partition parked come back when it said:
+	// asking before then would only park the chain again.
+	for _, id := range b.on {
+		if at, ok := w.parkedUntil[id]; ok {
+			delay = max(delay, time.Until(at)+orderMargin)
+		}
+	}
+	w.mu.Unlock()
 	for _, p := range park {
 		w.park(p, delay)
 	}
 }
 
-// evictChains trims each company's chains as gate.evict trims its queues,
-// when the partition is full and more waits behind: while a company holds
-// more than its share — in the gate and waiting in its chains —, the last
-// job of its longest chain is parked (it is the newest of its object, so
-// its chain keeps its order), and the partition can fetch past it; w.mu is
-// held.
-func (w *partition) evictChains() (park []job, delays []time.Duration) {
-	byCompany := map[string][]*chain{}
-	waiting := map[string]int{}
-	for _, c := range w.chains {
-		if len(c.jobs) > 0 {
-			co := c.jobs[0].dm.CompanyID
-			byCompany[co] = append(byCompany[co], c)
-			waiting[co] += len(c.jobs)
-		}
-	}
-	for company, cs := range byCompany {
-		held := waiting[company]
-		if st := w.g.companies[company]; st != nil {
-			held += st.inflight + st.queued
-		}
-		for ; held > w.g.companyShare; held-- {
-			longest := slices.MaxFunc(cs, func(a, b *chain) int { return len(a.jobs) - len(b.jobs) })
-			n := len(longest.jobs) - 1
-			if n < 0 {
-				break
+// maxParkedNoted bounds parkedUntil: past it, the entries whose time has
+// passed (their messages came back elsewhere, or not yet) are dropped.
+const maxParkedNoted = 10_000
+
+// noteParked remembers when the ordered delivery id, parked now, comes
+// back.
+func (w *partition) noteParked(id string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.parkedUntil) >= maxParkedNoted {
+		now := time.Now()
+		for k, t := range w.parkedUntil {
+			if t.Before(now) {
+				delete(w.parkedUntil, k)
 			}
-			j := longest.jobs[n]
-			longest.jobs = longest.jobs[:n]
-			_, ep := w.g.state(company, j.dm.EndpointID)
-			ep.parked++
-			park, delays = append(park, j), append(delays, w.g.parkFor(ep))
 		}
 	}
-	return park, delays
+	w.parkedUntil[id] = at
 }

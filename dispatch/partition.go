@@ -33,9 +33,13 @@ type partition struct {
 	held map[string]heldMsg
 	// chains are the held jobs of ordered endpoints, by object: one of
 	// each goes through the gate at a time (order.go).
-	chains   map[chainRef]*chain
-	wg       sync.WaitGroup
-	stopping bool
+	chains map[chainRef]*chain
+	// parkedUntil: when the ordered jobs this partition parked come back,
+	// by delivery id, so a chain waiting for one is parked until then
+	// rather than asking again every ParkDelay (order.go).
+	parkedUntil map[string]time.Time
+	wg          sync.WaitGroup
+	stopping    bool
 }
 
 // heldMsg is a message in hand: its stream sequence tells a redelivery of
@@ -60,7 +64,7 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: consumer of partition %d: %w", p, err)
 	}
-	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg), held: map[string]heldMsg{}, chains: map[chainRef]*chain{}}
+	w := &partition{d: d, p: p, hard: hard, g: newGate(d.cfg), held: map[string]heldMsg{}, chains: map[chainRef]*chain{}, parkedUntil: map[string]time.Time{}}
 	beat, stopBeat := context.WithCancel(hard)
 	defer stopBeat()
 	go w.keepAlive(beat)
@@ -143,8 +147,6 @@ func (w *partition) makeRoom(ctx context.Context, cons jetstream.Consumer, behin
 	}
 	w.mu.Lock()
 	park, delays := w.g.evict()
-	cpark, cdelays := w.evictChains()
-	park, delays = append(park, cpark...), append(delays, cdelays...)
 	w.mu.Unlock()
 	for i, j := range park {
 		w.park(j, delays[i])
@@ -228,6 +230,11 @@ func (w *partition) admit(msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
+	if dm.OrderKey != "" {
+		w.mu.Lock()
+		delete(w.parkedUntil, dm.DeliveryID) // back
+		w.mu.Unlock()
+	}
 	if !w.hold(dm.DeliveryID, msg) {
 		return
 	}
@@ -295,12 +302,16 @@ func (w *partition) run(j job) {
 			w.mu.Lock()
 			w.g.setFailing(j.dm.CompanyID, j.dm.EndpointID, failing)
 			w.mu.Unlock()
-		}, func(ok bool) {
+		}, func(ok bool) (*streams.DeliveryMessage, *ahead) {
 			// The receiver has answered: its slot goes to the next job
 			// while this one's outcome is recorded (a failure leaves the
 			// endpoint failing, as its record will say).
 			freed = true
 			w.free(j, true, ok, !ok)
+			if !ok {
+				return nil, nil // it stays pending: the next of its object waits
+			}
+			return w.nextToPrepare(j)
 		})
 		if err == nil && out.blocked != nil {
 			w.free(j, false, false, false)
@@ -369,6 +380,9 @@ func (w *partition) finish(j job, out outcome, err error) {
 // it in the partition wait little. If the publish fails, j stays un-acked
 // and comes back after AckWait.
 func (w *partition) park(j job, delay time.Duration) {
+	if j.dm.OrderKey != "" {
+		w.noteParked(j.dm.DeliveryID, time.Now().Add(delay))
+	}
 	h := j.msg.Headers()
 	m, err := jsconfig.RetryMsg(j.dm.CompanyID, j.dm.EndpointID, j.dm.DeliveryID, time.Now().Add(delay), h, j.msg.Data())
 	if err == nil {
@@ -382,7 +396,7 @@ func (w *partition) park(j job, delay time.Duration) {
 		}
 
 		var f jetstream.PubAckFuture
-		if f, err = w.d.cfg.JS.PublishMsgAsync(m); err == nil {
+		if f, err = w.d.cfg.JS.PublishMsgAsync(m, jetstream.WithStallWait(parkStallWait)); err == nil {
 			w.wg.Go(func() {
 				select {
 				case <-f.Ok():
@@ -400,6 +414,14 @@ func (w *partition) park(j job, delay time.Duration) {
 	w.d.cfg.Logger().Error("dispatch: park", "subject", j.msg.Subject(), "err", err)
 	w.release(j) // un-acked and no longer kept alive: redelivered after AckWait
 }
+
+// parkStallWait is how long a park waits for room when the connection
+// has its most asynchronous publishes outstanding (a long chain parked
+// whole, a failing endpoint's backlog): the park waits, slowing whoever
+// parks, instead of failing and leaving the message to come back after
+// AckWait (the client's default wait, 200 ms, failed hundreds of parks at
+// once in the ordered bench).
+const parkStallWait = 10 * time.Second
 
 func (w *partition) schedule(j job, at time.Time) error {
 	h := j.msg.Headers()
