@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -58,15 +59,7 @@ func (w *partition) joinChain(j job) bool {
 
 // insert puts j among the waiting jobs in its place.
 func (c *chain) insert(j job) {
-	i, _ := slices.BinarySearchFunc(c.jobs, j.dm.OrderSeq, func(o job, seq int64) int {
-		switch {
-		case o.dm.OrderSeq < seq:
-			return -1
-		case o.dm.OrderSeq > seq:
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(c.jobs, j.dm.OrderSeq, func(o job, seq int64) int { return cmp.Compare(o.dm.OrderSeq, seq) })
 	c.jobs = slices.Insert(c.jobs, i, j)
 }
 

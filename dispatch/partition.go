@@ -101,12 +101,11 @@ func (d *Dispatcher) runPartition(soft, hard context.Context, p int) error {
 			ep.queue = nil
 		}
 	}
-	for ref, c := range w.chains {
+	for _, c := range w.chains {
+		// The waiting jobs; the active one is queued (above) or in flight,
+		// and its release forgets the chain.
 		back = append(back, c.jobs...)
 		c.jobs = nil
-		if c.active == "" {
-			delete(w.chains, ref)
-		}
 	}
 	w.mu.Unlock()
 	for _, j := range back {
@@ -230,17 +229,13 @@ func (w *partition) admit(msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	if dm.OrderKey != "" {
-		w.mu.Lock()
-		delete(w.parkedUntil, dm.DeliveryID) // back
-		w.mu.Unlock()
-	}
 	if !w.hold(dm.DeliveryID, msg) {
 		return
 	}
 	j := job{msg: msg, dm: dm, retry: msg.Headers().Get(headerRetry) != "", pre: newAhead()}
 	if dm.OrderKey != "" {
 		w.mu.Lock()
+		delete(w.parkedUntil, dm.DeliveryID) // back
 		first := w.joinChain(j)
 		w.mu.Unlock()
 		if !first {
